@@ -1,0 +1,112 @@
+"""Admin for agents: edit with validation, every save a revision, diff and restore revisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from agents.forms import AgentForm
+from agents.models import Agent, AgentRevision
+from agents.selectors import agent_revisions, revision_diff
+from agents.services import agent_revision_record, agent_revision_restore, agent_set_entry
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    """Agents with versioned revisions."""
+
+    form = AgentForm
+    list_display = ["name", "display_name", "is_entry", "enabled", "delegatable", "provider",
+                    "model", "version", "updated_at"]
+    list_filter = ["enabled", "delegatable", "is_entry", "provider"]
+    search_fields = ["name", "display_name", "description"]
+    filter_horizontal = ["allowed_subagents"]
+    readonly_fields = ["version", "revisions_link"]
+    fieldsets = [
+        (None, {"fields": ["name", "display_name", "description", "tags", "system_prompt"]}),
+        ("Model", {"fields": ["provider", "model", "base_url", "temperature", "max_tokens"]}),
+        ("Tools and delegation", {"fields": ["tool_keys", "allowed_subagents", "max_depth",
+                                             "max_steps"]}),
+        ("Availability", {"fields": ["enabled", "delegatable", "is_entry", "access_group",
+                                     "access_permission"]}),
+        ("History", {"fields": ["version", "revisions_link"]}),
+    ]
+
+    @admin.display(description="Revisions")
+    def revisions_link(self, obj: Agent) -> str:
+        """A link to the revision list (diff and restore)."""
+        if not obj.pk:
+            return "Saved versions appear here."
+        url = reverse("admin:agents_agent_revisions", args=[obj.pk])
+        return format_html('<a href="{}">{} revision(s): diff and restore</a>', url,
+                           obj.revisions.count())
+
+    def save_model(self, request: HttpRequest, obj: Agent, form: Any, change: bool) -> None:
+        """Saving an entry agent clears the flag on the previous one."""
+        if obj.is_entry:
+            agent_set_entry(agent=obj)
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Record a revision once sub-agents are saved too (the whole save is one transaction)."""
+        super().save_related(request, form, formsets, change)
+        changed = ", ".join(form.changed_data) if change else "created"
+        agent_revision_record(agent=form.instance, user=request.user, comment=f"Admin: {changed}")
+
+    def get_urls(self) -> list[Any]:
+        """Adds the revisions page and the restore action."""
+        extra = [
+            path("<int:agent_id>/revisions/", self.admin_site.admin_view(self.revisions_view),
+                 name="agents_agent_revisions"),
+            path("<int:agent_id>/revisions/<int:version>/restore/",
+                 self.admin_site.admin_view(self.restore_view), name="agents_agent_restore"),
+        ]
+        return extra + super().get_urls()
+
+    def revisions_view(self, request: HttpRequest, agent_id: int) -> HttpResponse:
+        """Each revision with its diff against the one before."""
+        agent = get_object_or_404(Agent, pk=agent_id)
+        if not self.has_view_permission(request, agent):
+            return HttpResponseRedirect(reverse("admin:index"))
+        revisions = list(agent_revisions(agent=agent))
+        rows = [
+            {"revision": rev, "diff": revision_diff(revision=rev, against=older)}
+            for rev, older in zip(revisions, [*revisions[1:], None], strict=True)
+        ]
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta,
+                   "agent": agent, "rows": rows, "title": f"Revisions of {agent}",
+                   "can_restore": self.has_change_permission(request, agent)}
+        return TemplateResponse(request, "admin/agents/agent/revisions.html", context)
+
+    def restore_view(self, request: HttpRequest, agent_id: int, version: int) -> HttpResponse:
+        """POST: make the agent as it was at `version` (a new revision records it)."""
+        agent = get_object_or_404(Agent, pk=agent_id)
+        revision = get_object_or_404(AgentRevision, agent=agent, version=version)
+        if request.method != "POST" or not self.has_change_permission(request, agent):
+            return HttpResponseRedirect(reverse("admin:agents_agent_revisions", args=[agent_id]))
+        new = agent_revision_restore(revision=revision, user=request.user)
+        messages.success(request, f"Restored version {version} as version {new.version}.")
+        return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[agent_id]))
+
+
+@admin.register(AgentRevision)
+class AgentRevisionAdmin(admin.ModelAdmin):
+    """Read-only list of every stored revision."""
+
+    list_display = ["agent", "version", "comment", "created_by", "created_at"]
+    list_filter = ["agent"]
+    readonly_fields = ["agent", "version", "snapshot", "comment", "created_by", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        """Revisions are made by saving agents."""
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Revisions are history: never edited."""
+        return False

@@ -1,0 +1,38 @@
+"""manage.py seed_demo: the demo agents, and with --users a demo admin and user."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from agents.demo import seed_demo_agents
+
+DEMO_USERS = [("admin", "admin", True), ("demo", "demo", False)]
+
+
+class Command(BaseCommand):
+    """Idempotent: running it twice changes nothing."""
+
+    help = "Create the demo agents (and with --users, demo accounts) if they do not exist."
+
+    def add_arguments(self, parser: Any) -> None:
+        """--users also creates admin/admin and demo/demo (development only)."""
+        parser.add_argument("--users", action="store_true", help="create admin/admin and demo/demo")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        """Seed, and say what was created."""
+        created = seed_demo_agents()
+        self.stdout.write(f"Demo agents created: {', '.join(created) or 'none (already there)'}")
+        if options["users"]:
+            if not settings.DEBUG:
+                raise CommandError("--users creates known passwords; it runs only with DEBUG on.")
+            for username, password, staff in DEMO_USERS:
+                user_model = get_user_model()
+                if not user_model.objects.filter(username=username).exists():
+                    user_model.objects.create_user(
+                        username, password=password, is_staff=staff, is_superuser=staff
+                    )
+                    self.stdout.write(f"User created: {username} / {password}")

@@ -1,0 +1,70 @@
+"""The one streaming interface every model provider implements, and its event and error types."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One chat completion request: OpenAI-format messages and tool schemas."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    base_url: str = ""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the answer text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """A complete tool call the model asked for; `arguments` is the raw JSON text it wrote."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens used by the call."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+ProviderEvent = TextDelta | ToolCallRequest | Usage
+
+
+class ProviderError(Exception):
+    """A model call that failed; `code` is one of the protocol's model_* error codes."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class ModelProvider(Protocol):
+    """Streams one completion: text deltas as they come, then tool calls, then usage."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
+        """Yield events for one call; raise ProviderError on failure."""
+        ...

@@ -1,0 +1,135 @@
+"""The built-in offline model: deterministic keyword rules, honest that it is not a real model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.conf import settings
+
+from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
+
+OFFLINE_LABEL = "[offline model]"
+
+_ARITHMETIC = re.compile(r"[-+(]*\d[\d.\s]*(?:[-+*/^%×÷]\s*[-+(]*\d[\d.\s)]*)+")
+_TIME_WORDS = re.compile(
+    r"\b(time|date|today|weekday|what day)\b|几点|时间|日期|今天|星期|幾點|時間", re.IGNORECASE
+)
+_SEARCH = re.compile(r"(?:search|find)\s+(?:in\s+)?my\s+chats?\s+(?:for\s+)?(.+)", re.IGNORECASE)
+
+
+def _time_args(text: str) -> dict[str, Any] | None:
+    return {} if _TIME_WORDS.search(text) else None
+
+
+def _calculate_args(text: str) -> dict[str, Any] | None:
+    match = _ARITHMETIC.search(text)
+    if not match:
+        return None
+    expression = match.group(0).replace("×", "*").replace("÷", "/").strip()
+    return {"expression": expression}
+
+
+def _search_args(text: str) -> dict[str, Any] | None:
+    match = _SEARCH.search(text)
+    return {"query": match.group(1).strip(" ?.!")} if match else None
+
+
+# tool key -> how to read its arguments from the user's words (None: the rule does not apply)
+RULES: dict[str, Callable[[str], dict[str, Any] | None]] = {
+    "calculate": _calculate_args,
+    "current_time": _time_args,
+    "search_my_chats": _search_args,
+}
+
+
+class OfflineProvider:
+    """Answers by rules: calls an offered tool whose rule matches, else explains itself."""
+
+    name = "offline"
+
+    def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
+        """Stream a deterministic reply word by word, or one tool call."""
+        last = request.messages[-1] if request.messages else {"role": "user", "content": ""}
+        offered = {t["function"]["name"] for t in request.tools}
+        call = None if last["role"] == "tool" else _pick_tool(_text(last), offered)
+        if call is not None:
+            name, arguments = call
+            digest = hashlib.sha1(f"{len(request.messages)}:{name}".encode()).hexdigest()[:12]
+            yield ToolCallRequest(f"offline_{digest}", name, json.dumps(arguments))
+            yield Usage(_count(request.messages), 8)
+            return
+        reply = _summarize_tools(request.messages) if last["role"] == "tool" else _explain(request, last)
+        words = re.findall(r"\S+\s*", reply)
+        delay = settings.OFFLINE_MODEL_DELAY_MS / 1000
+        for word in words:
+            if delay:
+                time.sleep(delay)
+            yield TextDelta(word)
+        yield Usage(_count(request.messages), len(words))
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content") or ""
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def _count(messages: list[dict[str, Any]]) -> int:
+    return sum(len(_text(m).split()) for m in messages)
+
+
+def _pick_tool(text: str, offered: set[str]) -> tuple[str, dict[str, Any]] | None:
+    for key, rule in RULES.items():
+        if key in offered:
+            arguments = rule(text)
+            if arguments is not None:
+                return key, arguments
+    return None
+
+
+def _explain(request: ModelRequest, last: dict[str, Any]) -> str:
+    said = _text(last).strip()
+    if len(said) > 200:
+        said = said[:200] + "…"
+    tools = sorted(t["function"]["name"] for t in request.tools)
+    can = f" I can use these tools: {', '.join(tools)}." if tools else ""
+    return (
+        f"{OFFLINE_LABEL} I am the built-in offline model, so I only follow simple rules.{can} "
+        f"Set OPENAI_API_KEY (or OPENAI_BASE_URL) to talk to a real model. You said: “{said}”"
+    )
+
+
+def _summarize_tools(messages: list[dict[str, Any]]) -> str:
+    """Describe the results of the tool calls made since the last assistant message."""
+    names: dict[str, str] = {}
+    results: list[tuple[str, dict[str, Any]]] = []
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            names[call["id"]] = call["function"]["name"]
+    for message in reversed(messages):
+        if message["role"] != "tool":
+            break
+        try:
+            body = json.loads(message["content"])
+        except (TypeError, json.JSONDecodeError):
+            body = {"ok": True, "result": message["content"]}
+        results.insert(0, (names.get(message.get("tool_call_id", ""), "tool"), body))
+    return f"{OFFLINE_LABEL} " + " ".join(_describe(name, body) for name, body in results)
+
+
+def _describe(name: str, body: dict[str, Any]) -> str:
+    if not body.get("ok"):
+        error = body.get("error") or {}
+        return f"The {name} tool reported a problem: {error.get('message', 'unknown error')}"
+    result = body.get("result")
+    if name == "current_time" and isinstance(result, dict):
+        return (
+            f"It is {result['time']} on {result['weekday']}, {result['date']} ({result['timezone']})."
+        )
+    if name == "calculate" and isinstance(result, dict):
+        return f"{result['expression']} = {result['value']}."
+    return f"The {name} tool returned: {json.dumps(result, ensure_ascii=False)[:500]}"

@@ -1,0 +1,158 @@
+"""The tool registry: the code-side allowlist of tools agents may be given, and safe execution."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from jsonschema import Draft202012Validator
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who a tool acts for: every tool scopes its data to `user`."""
+
+    user: Any
+    session: Any = None
+    run: Any = None
+    agent: Any = None
+
+
+class ToolError(Exception):
+    """Raised by a handler for a failure the model should read and may correct."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool: key, description, JSON schema of arguments, handler, rights, effects."""
+
+    key: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Callable[[ToolContext, dict[str, Any]], Any]
+    permission: str | None = None  # the END USER needs it for the tool to be offered
+    side_effect: bool = False  # True when the tool changes data
+    validator: Draft202012Validator = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        Draft202012Validator.check_schema(self.parameters)
+        object.__setattr__(self, "validator", Draft202012Validator(self.parameters))
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool as an OpenAI Chat Completions `tools` entry."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.key,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def allowed_for(self, user: Any) -> bool:
+        """Whether this end user may have the tool used on their behalf."""
+        return self.permission is None or bool(user and user.has_perm(self.permission))
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced: ok with data, or an error code and message for the model."""
+
+    ok: bool
+    data: Any = None
+    error_code: str = ""
+    error: str = ""
+
+    def as_content(self) -> str:
+        """The JSON text handed back to the model as the tool message content."""
+        body = {"ok": True, "result": self.data} if self.ok else {
+            "ok": False, "error": {"code": self.error_code, "message": self.error}
+        }
+        text = json.dumps(body, ensure_ascii=False, default=str)
+        limit = settings.TOOL_RESULT_MAX_CHARS
+        if len(text) > limit:
+            text = json.dumps({"ok": self.ok, "truncated": True, "text": text[:limit]})
+        return text
+
+
+_TOOLS: dict[str, Tool] = {}
+
+
+def register(tool: Tool) -> Tool:
+    """Add a tool to the allowlist; a key can be registered once."""
+    if tool.key in _TOOLS and _TOOLS[tool.key] is not tool:
+        raise ValueError(f"tool key {tool.key!r} is already registered")
+    _TOOLS[tool.key] = tool
+    return tool
+
+
+def tool(
+    key: str,
+    description: str,
+    parameters: dict[str, Any],
+    *,
+    permission: str | None = None,
+    side_effect: bool = False,
+) -> Callable[[Callable[[ToolContext, dict[str, Any]], Any]], Tool]:
+    """Decorator form of `register` for a handler function."""
+
+    def wrap(handler: Callable[[ToolContext, dict[str, Any]], Any]) -> Tool:
+        return register(Tool(key, description, parameters, handler, permission, side_effect))
+
+    return wrap
+
+
+def get_tool(key: str) -> Tool | None:
+    """The registered tool with this key, or None."""
+    return _TOOLS.get(key)
+
+
+def all_tools() -> list[Tool]:
+    """Every registered tool, sorted by key."""
+    return [_TOOLS[k] for k in sorted(_TOOLS)]
+
+
+def unknown_keys(keys: list[str]) -> list[str]:
+    """The keys in `keys` that no code registers."""
+    return [k for k in keys if k not in _TOOLS]
+
+
+def tools_for(keys: list[str], user: Any) -> list[Tool]:
+    """An agent's effective tools: its keys ∩ the registry ∩ what the end user may use."""
+    found = []
+    for key in keys:
+        registered = _TOOLS.get(key)
+        if registered is None:
+            logger.warning("agent lists unknown tool key %r; skipped", key)
+        elif registered.allowed_for(user):
+            found.append(registered)
+    return found
+
+
+def execute(registered: Tool, context: ToolContext, raw_arguments: str) -> ToolResult:
+    """Parse and validate the model's arguments, then run the handler; never raises."""
+    try:
+        arguments = json.loads(raw_arguments or "{}")
+    except json.JSONDecodeError as exc:
+        return ToolResult(False, error_code="invalid_json", error=f"Arguments are not JSON: {exc}")
+    if not isinstance(arguments, dict):
+        return ToolResult(False, error_code="invalid_arguments", error="Arguments must be an object.")
+    problems = sorted(registered.validator.iter_errors(arguments), key=lambda e: list(e.path))
+    if problems:
+        text = "; ".join(
+            f"{'/'.join(map(str, p.path)) or '(arguments)'}: {p.message}" for p in problems[:5]
+        )
+        return ToolResult(False, error_code="invalid_arguments", error=text)
+    try:
+        return ToolResult(True, data=registered.handler(context, arguments))
+    except ToolError as exc:
+        return ToolResult(False, error_code="tool_error", error=str(exc))
+    except Exception:
+        logger.exception("tool %s failed", registered.key)
+        return ToolResult(False, error_code="tool_failed", error="The tool failed unexpectedly.")

@@ -1,0 +1,66 @@
+"""Reads of agent definitions: who may use which agent, and the entry agent."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from django.db.models import QuerySet
+
+from agents.models import Agent, AgentRevision
+from config.errors import AppError
+
+
+def agent_usable_by(*, agent: Agent, user: Any) -> bool:
+    """Whether the end user passes the agent's access rule (group and/or permission)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    if agent.access_group_id and not user.groups.filter(pk=agent.access_group_id).exists():
+        return False
+    return not agent.access_permission or user.has_perm(agent.access_permission)
+
+
+def agents_usable_by(*, user: Any) -> list[Agent]:
+    """Enabled agents this user may use."""
+    agents = Agent.objects.filter(enabled=True).select_related("access_group")
+    return [agent for agent in agents if agent_usable_by(agent=agent, user=user)]
+
+
+def agent_entry_for(*, user: Any) -> Agent:
+    """The entry agent, if enabled and usable by this user; else an AppError saying why."""
+    agent = Agent.objects.filter(is_entry=True, enabled=True).first()
+    if agent is None:
+        raise AppError(
+            "no_entry_agent", "No entry agent is configured. An admin must mark one in admin."
+        )
+    if not agent_usable_by(agent=agent, user=user):
+        raise AppError(
+            "agent_forbidden", f"You may not use {agent.display_name}.", status=403
+        )
+    return agent
+
+
+def agent_revisions(*, agent: Agent) -> QuerySet[AgentRevision]:
+    """The agent's revisions, newest first."""
+    return agent.revisions.select_related("created_by")
+
+
+def revision_diff(*, revision: AgentRevision, against: AgentRevision | None) -> str:
+    """A unified diff of two revisions' snapshots (against None: everything is added)."""
+    def lines(snapshot: dict[str, Any] | None) -> list[str]:
+        if snapshot is None:
+            return []
+        return json.dumps(snapshot, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+    return "\n".join(
+        difflib.unified_diff(
+            lines(against.snapshot if against else None),
+            lines(revision.snapshot),
+            fromfile=f"v{against.version}" if against else "(none)",
+            tofile=f"v{revision.version}",
+            lineterm="",
+        )
+    )

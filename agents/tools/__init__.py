@@ -1,0 +1,1 @@
+"""Built-in tools; importing a module registers its tools."""

@@ -1,0 +1,113 @@
+"""Small general-purpose tools: the current time in the user's timezone, and arithmetic."""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.conf import settings
+
+from agents.registry import ToolContext, ToolError, tool
+
+
+def user_timezone(user: Any) -> ZoneInfo:
+    """The user's own timezone (from their chat preferences), else the site's."""
+    name = getattr(getattr(user, "chat_preference", None), "timezone", "") or settings.TIME_ZONE
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo(settings.TIME_ZONE)
+
+
+@tool(
+    "current_time",
+    "The current date, time and weekday, in the user's timezone unless another is named.",
+    {
+        "type": "object",
+        "properties": {
+            "timezone": {"type": "string", "description": "IANA name, e.g. Asia/Taipei."}
+        },
+        "additionalProperties": False,
+    },
+)
+def current_time(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Report now in the requested or the user's timezone."""
+    if args.get("timezone"):
+        try:
+            zone = ZoneInfo(args["timezone"])
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ToolError(f"Unknown timezone {args['timezone']!r}.") from exc
+    else:
+        zone = user_timezone(context.user)
+    now = datetime.now(zone)
+    return {
+        "iso": now.isoformat(timespec="seconds"),
+        "date": now.date().isoformat(),
+        "time": now.strftime("%H:%M"),
+        "weekday": now.strftime("%A"),
+        "timezone": str(zone),
+    }
+
+
+_BINARY = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": max}
+_CONSTANTS = {"pi": math.pi, "e": math.e}
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > 100:
+            raise ToolError("Exponent too large.")
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_evaluate(node.operand))
+    if isinstance(node, ast.Name) and node.id in _CONSTANTS:
+        return _CONSTANTS[node.id]
+    if (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS and not node.keywords
+    ):
+        return _FUNCTIONS[node.func.id](*[_evaluate(a) for a in node.args])
+    raise ToolError("Only numbers, + - * / // % **, parentheses, pi, e and sqrt/abs/round/min/max.")
+
+
+@tool(
+    "calculate",
+    "Evaluate an arithmetic expression exactly (never guess sums, percentages or totals).",
+    {
+        "type": "object",
+        "properties": {
+            "expression": {"type": "string", "minLength": 1, "maxLength": 500,
+                           "description": "e.g. (1200 * 0.05) + 3"}
+        },
+        "required": ["expression"],
+        "additionalProperties": False,
+    },
+)
+def calculate(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate arithmetic safely (a parsed subset, no eval)."""
+    expression = args["expression"]
+    try:
+        tree = ast.parse(expression.replace("^", "**"), mode="eval")
+        value = _evaluate(tree.body)
+    except SyntaxError as exc:
+        raise ToolError(f"Not an arithmetic expression: {expression!r}.") from exc
+    except ZeroDivisionError as exc:
+        raise ToolError("Division by zero.") from exc
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise ToolError(f"Cannot compute that: {exc}.") from exc
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        value = int(value)
+    return {"expression": expression, "value": value}

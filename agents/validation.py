@@ -1,0 +1,67 @@
+"""Rules an agent definition must satisfy, shared by admin forms and the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import Permission
+from django.core.exceptions import ValidationError
+
+from agents.registry import unknown_keys
+
+
+def agent_validate(
+    *,
+    agent_pk: int | None,
+    tool_keys: list[str],
+    allowed_subagent_pks: list[int],
+    provider: str,
+    model: str,
+    access_permission: str,
+    is_entry: bool,
+    enabled: bool,
+) -> None:
+    """Raise ValidationError (keyed by field) for a definition that cannot run as configured."""
+    errors: dict[str, list[str]] = {}
+    unknown = unknown_keys(tool_keys)
+    if unknown:
+        errors.setdefault("tool_keys", []).append(
+            f"Unknown tool key(s): {', '.join(unknown)}. Only tools registered in code may be used."
+        )
+    if len(set(tool_keys)) != len(tool_keys):
+        errors.setdefault("tool_keys", []).append("A tool key is listed twice.")
+    if agent_pk is not None and agent_pk in allowed_subagent_pks:
+        errors.setdefault("allowed_subagents", []).append("An agent cannot delegate to itself.")
+    if provider == "openai" and not (model or settings.OPENAI_MODEL):
+        errors.setdefault("model", []).append("Name a model (or set OPENAI_MODEL).")
+    if access_permission and not _permission_exists(access_permission):
+        errors.setdefault("access_permission", []).append(
+            f"No permission {access_permission!r}; use app_label.codename, e.g. chat.view_chatsession."
+        )
+    if is_entry and not enabled:
+        errors.setdefault("enabled", []).append("The entry agent must be enabled.")
+    if errors:
+        raise ValidationError(errors)
+
+
+def _permission_exists(dotted: str) -> bool:
+    app_label, _, codename = dotted.partition(".")
+    return bool(codename) and Permission.objects.filter(
+        content_type__app_label=app_label, codename=codename
+    ).exists()
+
+
+def tags_from_text(text: str) -> list[str]:
+    """Comma-separated tags as a clean, de-duplicated list."""
+    seen: dict[str, None] = {}
+    for part in text.split(","):
+        tag = part.strip()
+        if tag:
+            seen.setdefault(tag, None)
+    return list(seen)
+
+
+def tags_to_text(tags: Any) -> str:
+    """A tag list as the comma-separated text admins edit."""
+    return ", ".join(tags or [])

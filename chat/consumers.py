@@ -1,0 +1,181 @@
+"""The chat websocket: parses client frames, authorizes, calls one service, relays events."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from chat.events import envelope, session_group
+from chat.models import ChatSession
+from chat.selectors import (
+    access_run,
+    access_session,
+    message_as_event_data,
+    session_active_run,
+    session_messages,
+)
+from chat.services import message_send, preference_set_timezone
+from config.errors import AppError, NotFound
+from delegation.services import run_stop
+
+logger = logging.getLogger(__name__)
+
+CLOSE_UNAUTHENTICATED = 4401
+
+
+def _uuid(frame: dict[str, Any], key: str) -> uuid.UUID:
+    value = frame.get(key)
+    if isinstance(value, str):
+        try:
+            return uuid.UUID(value)
+        except ValueError:
+            pass
+    raise AppError("invalid", f"'{key}' must be a UUID string.", details={key: "not a UUID"})
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    """One browser tab: sends messages, joins sessions, stops runs, receives their events."""
+
+    async def connect(self) -> None:
+        """Accept signed-in users only."""
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.user = user
+        self.joined: set[str] = set()
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        """Leave every session group this socket joined."""
+        for group in getattr(self, "joined", set()):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Parse one frame and dispatch it; any problem is answered with an `error` event."""
+        frame: dict[str, Any] = {}
+        try:
+            frame = self._parse(text_data, bytes_data)
+            handler = self.INBOUND.get(frame.get("type"))
+            if handler is None:
+                raise AppError(
+                    "unknown_type",
+                    f"Unknown frame type {frame.get('type')!r}; expected one of "
+                    f"{', '.join(sorted(self.INBOUND))}.",
+                )
+            await handler(self, frame)
+        except AppError as exc:
+            await self._send_error(exc, frame)
+        except Exception:
+            logger.exception("chat frame failed")
+            await self._send_error(AppError("internal_error", "Something went wrong on our side."), frame)
+
+    def _parse(self, text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
+        if text_data is None:
+            raise AppError("bad_frame", "Send JSON text frames, not binary.")
+        if len(text_data.encode()) > settings.WS_MAX_FRAME_BYTES:
+            raise AppError(
+                "frame_too_large", f"Frames are limited to {settings.WS_MAX_FRAME_BYTES} bytes."
+            )
+        try:
+            frame = json.loads(text_data)
+        except json.JSONDecodeError as exc:
+            raise AppError("bad_json", f"The frame is not valid JSON: {exc.msg}.") from exc
+        if not isinstance(frame, dict):
+            raise AppError("bad_json", "The frame must be a JSON object.")
+        return frame
+
+    async def handle_message_send(self, frame: dict[str, Any]) -> None:
+        """Store the user's message and start a turn (idempotent by message_id)."""
+        session_id, message_id = _uuid(frame, "session_id"), _uuid(frame, "message_id")
+        text = frame.get("text")
+        if not isinstance(text, str):
+            raise AppError("invalid", "'text' must be a string.", details={"text": "not a string"})
+        if isinstance(frame.get("timezone"), str) and frame["timezone"]:
+            await database_sync_to_async(preference_set_timezone)(
+                user=self.user, timezone_name=frame["timezone"]
+            )
+        # Join before the turn starts so no early event is missed, but only a session that is
+        # ours or new: another user's session is refused like a missing one.
+        if await database_sync_to_async(self._foreign_session)(session_id):
+            raise NotFound("session")
+        await self._join(session_id)
+        sent = await database_sync_to_async(message_send)(
+            user=self.user, session_id=session_id, message_id=message_id, text=text
+        )
+        if not sent.created:  # a retry: acknowledge again, start nothing
+            await self._send_event(envelope(
+                "message.created", session_id=session_id,
+                run_id=sent.run.id if sent.run else None, message_id=message_id,
+                data={**message_as_event_data(sent.message), "duplicate": True},
+            ))
+
+    async def handle_session_join(self, frame: dict[str, Any]) -> None:
+        """Subscribe to a session and receive its saved transcript plus in-flight messages."""
+        session_id = _uuid(frame, "session_id")
+        await database_sync_to_async(access_session)(self.user, session_id)
+        await self._join(session_id)  # join first: events after the snapshot read are not missed
+        snapshot = await database_sync_to_async(self._snapshot)(session_id)
+        await self._send_event(envelope("session.snapshot", session_id=session_id, data=snapshot))
+
+    async def handle_run_cancel(self, frame: dict[str, Any]) -> None:
+        """Stop a running turn."""
+        run_id = _uuid(frame, "run_id")
+
+        def stop() -> None:
+            run_stop(run=access_run(self.user, run_id))
+
+        await database_sync_to_async(stop)()
+
+    INBOUND = {
+        "message.send": handle_message_send,
+        "session.join": handle_session_join,
+        "run.cancel": handle_run_cancel,
+    }
+
+    def _foreign_session(self, session_id: uuid.UUID) -> bool:
+        return ChatSession.objects.filter(pk=session_id).exclude(user=self.user).exists()
+
+    def _snapshot(self, session_id: uuid.UUID) -> dict[str, Any]:
+        session = access_session(self.user, session_id)
+        active = session_active_run(session=session)
+        return {
+            "session": {"id": str(session.id), "title": session.title},
+            "messages": [message_as_event_data(m) for m in session_messages(session=session)],
+            "active_run_id": str(active.id) if active else None,
+        }
+
+    async def _join(self, session_id: uuid.UUID) -> None:
+        group = session_group(session_id)
+        if group not in self.joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.joined.add(group)
+
+    async def _send_event(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(event, ensure_ascii=False))
+
+    async def _send_error(self, exc: AppError, frame: dict[str, Any]) -> None:
+        session_id = frame.get("session_id") if isinstance(frame.get("session_id"), str) else None
+        data = {**exc.as_dict(), "request_type": frame.get("type") if frame else None}
+        for key in ("message_id", "run_id"):
+            if isinstance(frame.get(key), str):
+                data[key] = frame[key][:64]
+        await self._send_event({
+            "type": "error", "session_id": (session_id or "")[:64] or None, "run_id": None,
+            "message_id": None, "agent": None, "seq": None, "data": data,
+        })
+
+    async def relay(self, message: dict[str, Any]) -> None:
+        """Forward one event from the session group to the browser."""
+        await self._send_event(message["event"])
+
+    # One handler per event type the group carries (Channels maps "message.delta" to message_delta).
+    message_created = message_started = message_delta = message_completed = relay
+    tool_called = tool_result = delegation_started = delegation_completed = relay
+    run_completed = reminder_due = error = session_snapshot = relay

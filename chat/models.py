@@ -1,0 +1,83 @@
+"""Chat sessions and messages, with application-chosen UUIDs so retries upsert."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class ChatSession(models.Model):
+    """A conversation of one user with the entry agent (and, through it, its experts)."""
+
+    id = models.UUIDField(primary_key=True)  # chosen by the client
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_sessions"
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    title = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["user", "-updated_at"], name="chat_session_user_recent")]
+
+    def __str__(self) -> str:
+        return self.title or str(self.id)
+
+
+class MessageRole(models.TextChoices):
+    """Who a message is from: the user, an agent's text, or an agent's tool call."""
+
+    USER = "user"
+    AGENT = "agent"
+    TOOL = "tool"
+
+
+class MessageStatus(models.TextChoices):
+    """Whether a message is still streaming."""
+
+    STREAMING = "streaming"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class ChatMessage(models.Model):
+    """One message as the user sees it; agent and tool messages carry their agent tag and run."""
+
+    id = models.UUIDField(primary_key=True)  # client-chosen for users, uuid5(run, step) for agents
+    session = models.ForeignKey(ChatSession, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=8, choices=MessageRole.choices)
+    run = models.ForeignKey(
+        "delegation.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
+    )
+    agent = models.JSONField(null=True, blank=True)  # {kind, name, display_name, depth, path}
+    content = models.TextField(blank=True)
+    tool = models.JSONField(null=True, blank=True)  # {call_id, name, arguments, ok, result}
+    status = models.CharField(
+        max_length=10, choices=MessageStatus.choices, default=MessageStatus.COMPLETED
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["session", "created_at"], name="chat_message_session_time")]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:40]}"
+
+
+class ChatPreference(models.Model):
+    """Per-user chat settings; the timezone tools use for "now"."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_preference"
+    )
+    timezone = models.CharField(max_length=64, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.timezone or 'site timezone'}"

@@ -1,0 +1,7 @@
+"""Websocket URL routes."""
+
+from django.urls import path
+
+from chat.consumers import ChatConsumer
+
+websocket_urlpatterns = [path("ws/chat/", ChatConsumer.as_asgi())]

@@ -1,0 +1,44 @@
+"""Chat tools: search the user's own past conversations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.registry import ToolContext, tool
+from chat.models import ChatMessage, MessageRole
+
+
+@tool(
+    "search_my_chats",
+    "Search the user's own earlier chat messages for a word or phrase.",
+    {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 2, "maxLength": 200},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+)
+def search_my_chats(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Matching messages from this user's sessions only, newest first."""
+    matches = ChatMessage.objects.filter(
+        session__user=context.user,
+        role__in=[MessageRole.USER, MessageRole.AGENT],
+        content__icontains=args["query"],
+    )
+    if context.run is not None:  # not the question being answered, nor its answer
+        matches = matches.exclude(run=context.run).exclude(pk=context.run.user_message_id)
+    matches = matches.select_related("session").order_by("-created_at")[: args.get("limit", 5)]
+    return {
+        "matches": [
+            {
+                "session": m.session.title or str(m.session_id),
+                "role": m.role,
+                "when": m.created_at.isoformat(timespec="minutes"),
+                "text": m.content[:300],
+            }
+            for m in matches
+        ]
+    }

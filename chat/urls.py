@@ -1,0 +1,8 @@
+"""HTTP routes of the chat app."""
+
+from django.urls import path
+
+from chat.views import chat_index
+
+app_name = "chat"
+urlpatterns = [path("", chat_index, name="index")]

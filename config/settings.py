@@ -1,0 +1,211 @@
+"""Django settings, read from the environment through one django-environ Env."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+# --- Core ---------------------------------------------------------------------------------------
+# The embedded default is a single-box development mode, so DEBUG is on unless switched off.
+DEBUG = env.bool("DJANGO_DEBUG", default=True)
+if DEBUG:
+    SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-embedded-development-key-change-me")
+else:
+    SECRET_KEY = env("DJANGO_SECRET_KEY")  # production: no default, fail loudly
+ALLOWED_HOSTS = env.list(
+    "DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"] if DEBUG else []
+)
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+DJANGO_APPS = [
+    "daphne",  # makes runserver an ASGI server (websockets in development)
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+]
+THIRD_PARTY_APPS = [
+    "channels",
+    "rest_framework",
+    "django_celery_beat",
+]
+LOCAL_APPS = [
+    "agents",
+    "delegation",
+    "chat",
+]
+INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------------------------
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL + IMMEDIATE transactions let the in-process worker threads write beside the server.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+    DATABASES["default"]["TEST"] = {"NAME": env("SQLITE_TEST_NAME", default=str(BASE_DIR / ".test-db.sqlite3"))}
+else:
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis, channels ------------------------------------------------------------------------------
+REDIS_URL = env("REDIS_URL", default="")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "config.inmemory_layer.ThreadSafeInMemoryChannelLayer"}}
+
+# --- Auth, i18n, static ---------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "chat:index"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env("DJANGO_TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- Security (production values when DEBUG is off; `manage.py check --deploy` passes) ----------
+if not DEBUG:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+    SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", default="INFO")},
+    "loggers": {"httpx": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+}
+
+# --- REST framework ---------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+}
+
+# --- Model providers ------------------------------------------------------------------------------
+OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
+OPENAI_MODEL = env("OPENAI_MODEL", default="gpt-4o-mini")
+OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per model call, whole stream
+OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=2)  # on 429/5xx/connection errors
+# The provider agents use when theirs is "default": openai once a key or server is configured.
+DEFAULT_MODEL_PROVIDER = env(
+    "DEFAULT_MODEL_PROVIDER", default="openai" if (OPENAI_API_KEY or OPENAI_BASE_URL) else "offline"
+)
+OFFLINE_MODEL_DELAY_MS = env.int("OFFLINE_MODEL_DELAY_MS", default=25)  # per streamed word
+
+# --- Chat and runs ----------------------------------------------------------------------------------
+CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=32_000)
+WS_MAX_FRAME_BYTES = env.int("WS_MAX_FRAME_BYTES", default=256 * 1024)
+CHAT_HISTORY_TURNS = env.int("CHAT_HISTORY_TURNS", default=20)  # earlier turns sent to the model
+EVENT_COALESCE_MS = env.int("EVENT_COALESCE_MS", default=40)  # delta batching window
+RUN_DEADLINE_SECONDS = env.int("RUN_DEADLINE_SECONDS", default=900)
+TOOL_RESULT_MAX_CHARS = env.int("TOOL_RESULT_MAX_CHARS", default=16_000)
+DELEGATION_MAX_DEPTH = env.int("DELEGATION_MAX_DEPTH", default=2)
+
+# --- Celery and the enqueue seam -------------------------------------------------------------------
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+# With no broker, tasks run on an in-process thread pool after commit (config.enqueue).
+INPROCESS_WORKERS = env.int("INPROCESS_WORKERS", default=4)
+# Tests may run enqueued tasks synchronously on commit.
+TASKS_RUN_SYNC = env.bool("TASKS_RUN_SYNC", default=False)
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# One model call may take OPENAI_TIMEOUT per attempt, retried OPENAI_MAX_RETRIES times (with the
+# SDK's backoff, at most ~8 s between attempts). A task stops taking new steps when another call
+# could overrun the soft limit, so: worst call < soft limit < hard limit < visibility timeout.
+MODEL_CALL_WORST_SECONDS = OPENAI_TIMEOUT * (OPENAI_MAX_RETRIES + 1) + 8 * OPENAI_MAX_RETRIES
+CELERY_TASK_SOFT_TIME_LIMIT = env.int(
+    "CELERY_TASK_SOFT_TIME_LIMIT", default=int(MODEL_CALL_WORST_SECONDS * 1.5) + 30
+)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=CELERY_TASK_SOFT_TIME_LIMIT + 30)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+}
+if not (
+    MODEL_CALL_WORST_SECONDS
+    < CELERY_TASK_SOFT_TIME_LIMIT
+    < CELERY_TASK_TIME_LIMIT
+    < CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+):
+    raise ImproperlyConfigured(
+        "Time limits must nest: OPENAI_TIMEOUT x (retries + 1) < CELERY_TASK_SOFT_TIME_LIMIT "
+        "< CELERY_TASK_TIME_LIMIT < CELERY_VISIBILITY_TIMEOUT"
+    )
+# A run holds a lease while a worker advances it; the sweeper may take over an expired lease.
+RUN_LEASE_SECONDS = CELERY_TASK_TIME_LIMIT + 30

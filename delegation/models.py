@@ -1,0 +1,72 @@
+"""Runs: one agent working on one task for one user; a run with a parent is a delegation."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class RunStatus(models.TextChoices):
+    """Where a run is in its life; the last four are final."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING = "waiting"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+
+
+FINAL_STATUSES = frozenset(
+    {RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.TIMED_OUT, RunStatus.CANCELLED}
+)
+
+
+class Run(models.Model):
+    """One agent's work on one task: config pinned at creation, transcript, usage, outcome."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey("chat.ChatSession", on_delete=models.CASCADE, related_name="runs")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.PROTECT, related_name="runs")
+    agent_version = models.PositiveIntegerField()
+    agent_config = models.JSONField()  # the definition as it was when the run began
+    user_message = models.ForeignKey(
+        "chat.ChatMessage", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
+    parent_tool_call_id = models.CharField(max_length=128, blank=True)
+    depth = models.PositiveSmallIntegerField(default=0)
+    path = models.JSONField(default=list)  # agent names from the root to this run
+    task = models.TextField()
+    status = models.CharField(
+        max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    transcript = models.JSONField(default=list)  # OpenAI-format messages after the system prompt
+    steps = models.PositiveSmallIntegerField(default=0)  # model calls made
+    usage = models.JSONField(default=dict)  # {prompt_tokens, completion_tokens, total_tokens}
+    answer = models.TextField(blank=True)
+    error = models.JSONField(null=True, blank=True)  # {code, message}
+    last_seq = models.PositiveIntegerField(default=0)  # events emitted so far
+    deadline = models.DateTimeField()
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["session", "status"], name="run_session_status")]
+
+    def __str__(self) -> str:
+        return f"{'/'.join(self.path)} ({self.status})"
+
+    @property
+    def is_final(self) -> bool:
+        """Whether the run has ended."""
+        return self.status in FINAL_STATUSES

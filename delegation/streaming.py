@@ -1,0 +1,78 @@
+"""Turns a provider's text deltas into coalesced message events and a persisted agent message."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from django.conf import settings
+
+from chat.models import ChatMessage, MessageRole, MessageStatus
+from delegation.emitter import RunEmitter
+
+PERSIST_INTERVAL = 0.5  # seconds between saves of a streaming message's partial text
+
+
+class MessageStream:
+    """One agent message as it streams: started on the first text, deltas batched, then completed."""
+
+    def __init__(self, emitter: RunEmitter, message_id: uuid.UUID, model_label: str) -> None:
+        self.emitter = emitter
+        self.message_id = message_id
+        self.model_label = model_label
+        self.text = ""
+        self._sent = 0  # characters already emitted as deltas
+        self._saved_at = 0.0
+        self._flushed_at = 0.0
+        self._started = False
+
+    def add(self, piece: str) -> None:
+        """Take a piece of text; emit and persist in batches."""
+        if not self._started:
+            self._start()
+        self.text += piece
+        now = time.monotonic()
+        if now - self._flushed_at >= settings.EVENT_COALESCE_MS / 1000:
+            self._flush(now)
+        if now - self._saved_at >= PERSIST_INTERVAL:
+            self._save(MessageStatus.STREAMING)
+            self._saved_at = now
+
+    def complete(self, *, usage: dict[str, int], status: str = MessageStatus.COMPLETED) -> None:
+        """Send what is left, save the whole text and emit `message.completed`."""
+        if not self._started:
+            self._start()
+        self._flush(time.monotonic())
+        self._save(status)
+        self.emitter.emit(
+            "message.completed", self.message_id, text=self.text, status=status, usage=usage
+        )
+
+    @property
+    def started(self) -> bool:
+        """Whether any text arrived (a tool-only step has no message)."""
+        return self._started
+
+    def _start(self) -> None:
+        self._started = True
+        self._save(MessageStatus.STREAMING)
+        self._saved_at = self._flushed_at = time.monotonic()
+        self.emitter.emit("message.started", self.message_id, model=self.model_label)
+
+    def _flush(self, now: float) -> None:
+        if len(self.text) > self._sent:
+            self.emitter.emit(
+                "message.delta", self.message_id, text=self.text[self._sent :], offset=self._sent
+            )
+            self._sent = len(self.text)
+        self._flushed_at = now
+
+    def _save(self, status: str) -> None:
+        run = self.emitter.run
+        ChatMessage.objects.update_or_create(
+            id=self.message_id,
+            defaults={
+                "session_id": run.session_id, "role": MessageRole.AGENT, "run": run,
+                "agent": self.emitter.tag, "content": self.text, "status": status,
+            },
+        )

@@ -1,0 +1,19 @@
+"""Celery tasks of runs: thin wrappers that load by id and call the run loop."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from config.enqueue import enqueue
+from delegation.runner import run_advance
+
+
+@shared_task(bind=True, name="delegation.advance_run", max_retries=20)
+def advance_run(self, run_id: str) -> str:  # noqa: ANN001  (Celery's bound task)
+    """Advance one run; a delivery that finds it leased by a live worker retries later."""
+    outcome = run_advance(run_id=run_id)
+    if outcome.retry_in and not self.request.called_directly:
+        raise self.retry(countdown=outcome.retry_in)
+    if outcome.continue_later:
+        enqueue(advance_run, run_id)
+    return outcome.status
