@@ -1,0 +1,59 @@
+# Two commands for a newcomer: `make run` (set up + start, embedded) and `make test` (set up + test).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+# The second test pass and `make stack` use these; .ci/run starts both services if needed.
+PG_URL    ?= postgres://postgres@127.0.0.1:5432/agent_platform
+REDIS_URL_LOCAL ?= redis://127.0.0.1:6379/0
+
+.PHONY: install run test test-embedded test-distributed lint format stack bench migrate clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --no-input
+
+run: migrate  ## set up and start the app on the embedded default (SQLite, in-process, offline model)
+	$(BIN)/python manage.py seed_demo --users
+	@echo ""
+	@echo "  Chat:  http://$(HOST):$(PORT)/      sign in as demo / demo"
+	@echo "  Admin: http://$(HOST):$(PORT)/admin/ sign in as admin / admin"
+	@echo "  Model: $${OPENAI_API_KEY:+OpenAI-compatible API}$${OPENAI_API_KEY:-built-in offline model (set OPENAI_API_KEY for a real one)}"
+	@echo ""
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: test-embedded test-distributed  ## set up and run every test: SQLite pass, then Postgres + Redis pass
+
+test-embedded: install
+	$(BIN)/pytest -m "not distributed"
+
+test-distributed: install
+	PG_URL=$(PG_URL) bin/test-distributed
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+stack: install  ## the distributed stack locally: ASGI server + Celery worker + beat (needs Postgres, Redis)
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} REDIS_URL=$${REDIS_URL:-$(REDIS_URL_LOCAL)} \
+		sh -c '$(BIN)/python manage.py migrate --no-input && $(BIN)/python manage.py seed_demo && \
+		PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/honcho start -f Procfile'
+
+bench: install
+	PG_URL=$(PG_URL) $(BIN)/python bench/turn.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -1,0 +1,69 @@
+"""Shared fixtures: embedded mode by default, users, agents, and the fake OpenAI server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from channels.layers import channel_layers
+
+from config import enqueue as enqueue_module
+from tests.factories import make_agent, make_user
+from tests.fake_openai import FakeOpenAI
+
+
+@pytest.fixture(autouse=True)
+def embedded_mode(request: pytest.FixtureRequest, settings) -> Iterator[None]:
+    """Unless a test is marked distributed: in-process tasks, in-memory layer, instant offline model."""
+    settings.OFFLINE_MODEL_DELAY_MS = 0
+    if request.node.get_closest_marker("distributed") is None:
+        settings.CELERY_BROKER_URL = ""
+        settings.CHANNEL_LAYERS = {
+            "default": {"BACKEND": "config.inmemory_layer.ThreadSafeInMemoryChannelLayer"}
+        }
+    channel_layers.backends.clear()  # a fresh layer per test: queues belong to one event loop
+    yield
+    enqueue_module.wait_for_in_process_tasks()
+    channel_layers.backends.clear()
+
+
+@pytest.fixture
+def user(db):
+    """An ordinary signed-in end user."""
+    return make_user("alice")
+
+
+@pytest.fixture
+def other_user(db):
+    """Another end user, whose data alice must never see."""
+    return make_user("mallory")
+
+
+@pytest.fixture
+def fake_openai(settings) -> Iterator[FakeOpenAI]:
+    """A running fake OpenAI server the `openai` provider is pointed at."""
+    server = FakeOpenAI().start()
+    settings.OPENAI_BASE_URL = server.base_url
+    settings.OPENAI_API_KEY = "test-key"
+    settings.OPENAI_MAX_RETRIES = 0
+    settings.OPENAI_TIMEOUT = 5.0
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def entry_agent(db):
+    """The entry agent, on the offline model, with the built-in tools."""
+    return make_agent(
+        "assistant", display_name="Assistant", is_entry=True,
+        tool_keys=["current_time", "calculate", "search_my_chats"],
+    )
+
+
+@pytest.fixture
+def openai_entry_agent(db, fake_openai):
+    """The entry agent on the openai provider (the fake server)."""
+    return make_agent(
+        "assistant", display_name="Assistant", is_entry=True, provider="openai",
+        model="fake-model", tool_keys=["current_time", "calculate"],
+    )

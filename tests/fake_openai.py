@@ -1,0 +1,162 @@
+"""A local OpenAI-compatible HTTP server with scripted streaming replies, for tests and benches.
+
+It speaks the Chat Completions streaming wire format (server-sent events) so the real `openai`
+client is exercised end to end: text deltas, tool-call arguments split across chunks, usage,
+HTTP errors, malformed streams and stalls.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer to one chat completion request."""
+
+    text_chunks: list[str] = field(default_factory=list)
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, arguments JSON)
+    split: int = 3  # how many chunks each tool call's arguments are split into
+    status: int = 200  # non-200: an error body instead of a stream
+    error_message: str = "scripted failure"
+    stall_seconds: float = 0.0  # sleep before the first byte
+    malformed: bool = False  # send a chunk that is not JSON
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+
+
+def text(*chunks: str) -> Reply:
+    """A streamed text answer."""
+    return Reply(text_chunks=list(chunks))
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, *, split: int = 3) -> Reply:
+    """A streamed tool call (arguments given as a dict, or raw text to send as is)."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Reply(tool_calls=[(name, raw)], split=split)
+
+
+def tool_calls(*calls: tuple[str, dict[str, Any]]) -> Reply:
+    """Several tool calls in one answer."""
+    return Reply(tool_calls=[(name, json.dumps(args)) for name, args in calls])
+
+
+def error(status: int, message: str = "scripted failure") -> Reply:
+    """An HTTP error answer."""
+    return Reply(status=status, error_message=message)
+
+
+class FakeOpenAI:
+    """Serves scripted replies in order (then `fallback`), recording every request body."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.fallback: Callable[[dict[str, Any]], Reply] = lambda body: text("fallback answer")
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give the client, ending in /v1."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> FakeOpenAI:
+        """Queue replies for the next requests."""
+        self.replies.extend(replies)
+        return self
+
+    def start(self) -> FakeOpenAI:
+        """Serve in a background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            return self.replies.popleft() if self.replies else self.fallback(body)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                reply = fake._next(body)
+                if reply.stall_seconds:
+                    time.sleep(reply.stall_seconds)
+                if reply.status != 200:
+                    self._send_error(reply)
+                else:
+                    self._send_stream(body, reply)
+
+            def _send_error(self, reply: Reply) -> None:
+                payload = json.dumps({"error": {"message": reply.error_message, "type": "fake"}})
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload.encode())
+
+            def _send_stream(self, body: dict[str, Any], reply: Reply) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for chunk in _chunks(body, reply):
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
+
+
+def _event(data: Any) -> bytes:
+    return f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n".encode()
+
+
+def _chunks(body: dict[str, Any], reply: Reply) -> list[bytes]:
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+            "model": body.get("model", "fake")}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return _event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    if reply.malformed:
+        return [*out, _event("{not json"), _event("[DONE]")]
+    out += [chunk({"content": piece}) for piece in reply.text_chunks]
+    for index, (name, raw) in enumerate(reply.tool_calls):
+        size = max(1, -(-len(raw) // max(1, reply.split)))
+        pieces = [raw[i : i + size] for i in range(0, len(raw), size)] or [""]
+        out.append(chunk({"tool_calls": [{"index": index, "id": f"call_{index}_{len(body.get('messages', []))}",
+                                           "type": "function",
+                                           "function": {"name": name, "arguments": ""}}]}))
+        out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in pieces]
+    out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+             "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+    out.append(_event({**base, "choices": [], "usage": usage}))
+    out.append(_event("[DONE]"))
+    return out
