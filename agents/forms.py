@@ -27,6 +27,10 @@ class AgentForm(forms.ModelForm):
         choices=tool_choices, widget=forms.CheckboxSelectMultiple, required=False,
         help_text="Tools registered in code; the agent may call only these.",
     )
+    base_url = forms.URLField(
+        required=False, assume_scheme="https",
+        help_text="OpenAI-compatible server for this agent; blank uses OPENAI_BASE_URL.",
+    )
     tags = forms.CharField(required=False, help_text="Comma-separated, e.g. finance, 财务, budget.")
 
     class Meta:
@@ -40,6 +44,11 @@ class AgentForm(forms.ModelForm):
             subagents = self.fields.get("allowed_subagents")
             if subagents is not None:
                 subagents.queryset = Agent.objects.exclude(pk=self.instance.pk)
+
+    def _get_validation_exclusions(self) -> set[str]:
+        """Leave is_entry out of model validation: saving an entry agent moves the flag to it
+        (AgentAdmin.save_model), so the one-entry constraint must not refuse the form first."""
+        return {*super()._get_validation_exclusions(), "is_entry"}
 
     def clean_tags(self) -> list[str]:
         """Tags as a list."""

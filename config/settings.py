@@ -88,7 +88,6 @@ else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-FORMS_URLFIELD_ASSUME_HTTPS = True  # Django 6 default, opted into now
 
 # --- Redis, channels ------------------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")

@@ -19,6 +19,7 @@ from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation.emitter import RunEmitter
 from delegation.models import Run, RunStatus
 from delegation.services import (
+    RunStopped,
     run_claim,
     run_finish,
     run_release,
@@ -28,10 +29,6 @@ from delegation.services import (
 from delegation.streaming import MessageStream
 
 logger = logging.getLogger(__name__)
-
-
-class RunStopped(Exception):
-    """The run was cancelled or ended elsewhere while this worker held it."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +64,9 @@ def run_advance(*, run_id: Any) -> AdvanceOutcome:
                 run_release(run=run)
                 return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
     except RunStopped:
+        ChatMessage.objects.filter(run=run, status=MessageStatus.STREAMING).update(
+            status=MessageStatus.CANCELLED
+        )
         return AdvanceOutcome("stopped")
     except ProviderError as exc:
         return _end(run, emitter, RunStatus.FAILED, error=_error(exc.code, exc.message))

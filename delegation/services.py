@@ -14,6 +14,17 @@ from agents.services import agent_snapshot
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 
 
+class RunStopped(Exception):
+    """The run was cancelled or ended elsewhere while this worker held it: stop working on it."""
+
+
+def run_heartbeat(*, run: Run) -> None:
+    """Renew the lease while streaming; raise RunStopped if the run is no longer ours to run."""
+    lease = timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
+    if not Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(lease_expires_at=lease):
+        raise RunStopped
+
+
 def run_create(
     *, agent: Agent, user: Any, session: Any, task: str, transcript: list[dict[str, Any]],
     user_message: Any = None,

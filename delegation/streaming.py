@@ -9,8 +9,9 @@ from django.conf import settings
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation.emitter import RunEmitter
+from delegation.services import run_heartbeat
 
-PERSIST_INTERVAL = 0.5  # seconds between saves of a streaming message's partial text
+PERSIST_INTERVAL = 0.3  # seconds between saves of partial text (and cancellation checks)
 
 
 class MessageStream:
@@ -35,6 +36,7 @@ class MessageStream:
         if now - self._flushed_at >= settings.EVENT_COALESCE_MS / 1000:
             self._flush(now)
         if now - self._saved_at >= PERSIST_INTERVAL:
+            run_heartbeat(run=self.emitter.run)  # raises RunStopped once the user stops the turn
             self._save(MessageStatus.STREAMING)
             self._saved_at = now
 
