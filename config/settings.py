@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import environ
@@ -83,7 +84,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }
-    DATABASES["default"]["TEST"] = {"NAME": env("SQLITE_TEST_NAME", default=str(BASE_DIR / ".test-db.sqlite3"))}
+    # A file (threads share it) per test process, so parallel runs never collide.
+    DATABASES["default"]["TEST"] = {
+        "NAME": env("SQLITE_TEST_NAME", default=f"/tmp/agent-platform-test-{os.getpid()}.sqlite3")
+    }
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

@@ -7,6 +7,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
@@ -169,6 +170,7 @@ def test_cancel_while_the_model_is_working_stops_before_any_tool_runs(user, agen
 
     def cancel_then_call_tool(body):
         run_stop(run=Run.objects.get(pk=run.pk))
+        connection.close()  # this thread's connection would outlive the test database
         return tool_call("calculate", {"expression": "1+1"})
 
     fake_openai.fallback = cancel_then_call_tool

@@ -24,11 +24,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Seed, and say what was created."""
+        if options["users"] and not settings.DEBUG:  # refuse before writing anything
+            raise CommandError("--users creates known passwords; it runs only with DEBUG on.")
         created = seed_demo_agents()
         self.stdout.write(f"Demo agents created: {', '.join(created) or 'none (already there)'}")
         if options["users"]:
-            if not settings.DEBUG:
-                raise CommandError("--users creates known passwords; it runs only with DEBUG on.")
             for username, password, staff in DEMO_USERS:
                 user_model = get_user_model()
                 if not user_model.objects.filter(username=username).exists():

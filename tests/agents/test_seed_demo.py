@@ -1,0 +1,93 @@
+"""manage.py seed_demo: the demo team once, admins' edits kept, demo accounts only in DEBUG."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from agents.demo import DEMO_AGENTS
+from agents.models import Agent, AgentRevision
+from agents.registry import unknown_keys
+from tests.factories import make_agent
+
+pytestmark = pytest.mark.django_db
+
+DEMO_NAMES = sorted(spec["name"] for spec in DEMO_AGENTS)
+
+
+def seed(*args: str) -> str:
+    out = StringIO()
+    call_command("seed_demo", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_running_twice_creates_the_demo_team_once():
+    assert "Demo agents created: assistant" in seed()
+    assert "none (already there)" in seed()
+    assert sorted(Agent.objects.values_list("name", flat=True)) == DEMO_NAMES
+    for agent in Agent.objects.all():
+        assert agent.version == 1
+        assert list(agent.revisions.values_list("version", flat=True)) == [1]
+    assert AgentRevision.objects.count() == len(DEMO_NAMES)
+
+
+def test_demo_team_has_one_entry_agent_that_may_delegate_to_the_others():
+    seed()
+    seed()
+    entry = Agent.objects.get(is_entry=True)
+    assert entry.name == "assistant"
+    subagents = sorted(entry.allowed_subagents.values_list("name", flat=True))
+    assert subagents == [n for n in DEMO_NAMES if n != "assistant"]
+    assert entry.revisions.get().snapshot["allowed_subagents"] == subagents
+
+
+def test_every_demo_tool_key_is_registered():
+    seed()
+    for agent in Agent.objects.all():
+        assert agent.tool_keys, f"{agent.name} has tools"
+        assert unknown_keys(agent.tool_keys) == [], agent.name
+
+
+def test_second_run_keeps_an_admins_edit():
+    seed()
+    Agent.objects.filter(name="math").update(
+        display_name="Numbers", tool_keys=["calculate", "current_time"], enabled=False
+    )
+    seed()
+    math = Agent.objects.get(name="math")
+    assert math.display_name == "Numbers"
+    assert math.tool_keys == ["calculate", "current_time"] and not math.enabled
+    assert math.revisions.count() == 1
+
+
+def test_an_admins_entry_agent_is_kept():
+    make_agent("concierge", is_entry=True)
+    seed()
+    assert list(Agent.objects.filter(is_entry=True).values_list("name", flat=True)) == [
+        "concierge"
+    ]
+
+
+def test_users_option_refuses_without_debug_and_writes_nothing(settings):
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="DEBUG"):
+        seed("--users")
+    assert not get_user_model().objects.exists()
+    assert not Agent.objects.exists()
+
+
+def test_users_option_creates_demo_accounts_once_with_debug(settings):
+    settings.DEBUG = True
+    output = seed("--users")
+    assert "User created: admin" in output and "User created: demo" in output
+    assert "User created" not in seed("--users")
+    users = {u.username: u for u in get_user_model().objects.all()}
+    assert sorted(users) == ["admin", "demo"]
+    assert users["admin"].is_superuser and users["admin"].is_staff
+    assert not users["demo"].is_staff and not users["demo"].is_superuser
+    assert users["admin"].check_password("admin") and users["demo"].check_password("demo")
+    assert sorted(Agent.objects.values_list("name", flat=True)) == DEMO_NAMES
