@@ -11,6 +11,8 @@ from typing import Any
 from django.conf import settings
 from jsonschema import Draft202012Validator
 
+from config.errors import ERROR_CODES
+
 logger = logging.getLogger(__name__)
 
 
@@ -69,6 +71,10 @@ class ToolResult:
     error_code: str = ""
     error: str = ""
 
+    def __post_init__(self) -> None:
+        if not self.ok and self.error_code not in ERROR_CODES:
+            raise ValueError(f"undocumented tool error code {self.error_code!r}")
+
     def as_content(self) -> str:
         """The JSON text handed back to the model as the tool message content."""
         body = {"ok": True, "result": self.data} if self.ok else {
@@ -77,7 +83,9 @@ class ToolResult:
         text = json.dumps(body, ensure_ascii=False, default=str)
         limit = settings.TOOL_RESULT_MAX_CHARS
         if len(text) > limit:
-            text = json.dumps({"ok": self.ok, "truncated": True, "text": text[:limit]})
+            text = json.dumps(
+                {"ok": self.ok, "truncated": True, "text": text[:limit]}, ensure_ascii=False
+            )
         return text
 
 

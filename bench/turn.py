@@ -165,7 +165,7 @@ with CaptureQueriesContext(connection) as turn:
     run_advance(run_id=sent.run.id)
 print(len(send.captured_queries), len(turn.captured_queries))
 """
-    out = manage({**env, "TASKS_RUN_SYNC": "0", "CELERY_BROKER_URL": "memory://"}, "shell", "-c",
+    out = manage({**env, "TASKS_RUN_SYNC": "0", "CELERY_BROKER_URL": "memory://"}, "shell", "-v", "0", "-c",
                  script)
     send, turn = out.split()[-2:]
     return int(send), int(turn)

@@ -9,6 +9,43 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
+# Every error code a client can see (REST, websocket `error` events, run errors, tool results).
+# docs/protocol.md documents each one; tests keep the two in step.
+ERROR_CODES: dict[str, str] = {
+    # frames and requests
+    "bad_frame": "A binary websocket frame; send JSON text.",
+    "bad_json": "The frame is not a JSON object.",
+    "frame_too_large": "The frame is over WS_MAX_FRAME_BYTES; it was not parsed.",
+    "unknown_type": "The frame's type is not one the server accepts.",
+    "invalid": "A field is missing or malformed; details name the fields.",
+    "empty_message": "The message text is empty.",
+    "message_too_long": "The message text is over CHAT_MAX_MESSAGE_CHARS.",
+    "invalid_timezone": "The timezone is not an IANA name.",
+    # objects and access
+    "session_not_found": "No such session, or it belongs to someone else.",
+    "run_not_found": "No such run, or it belongs to someone else.",
+    "message_id_conflict": "The message id is already used by another message.",
+    "turn_in_progress": "The session's previous turn is still running.",
+    "no_entry_agent": "No enabled entry agent is configured.",
+    "agent_forbidden": "The user may not use this agent.",
+    # runs and models
+    "model_timeout": "The model did not answer within OPENAI_TIMEOUT.",
+    "model_rate_limited": "The model service kept answering 429.",
+    "model_auth": "The model service refused the credentials.",
+    "model_unavailable": "The model service is unreachable or answered 5xx.",
+    "model_error": "The model service refused the request or sent a malformed answer.",
+    "model_misconfigured": "The agent's provider settings cannot work (e.g. no API key).",
+    "run_timeout": "The run went past its deadline.",
+    "internal_error": "An unexpected server error; it is logged.",
+    # tool results (inside tool.result, for the model to correct)
+    "invalid_json": "The model's tool arguments are not JSON.",
+    "invalid_arguments": "The model's tool arguments do not match the tool's schema.",
+    "unknown_tool": "The tool is not on this agent's list (or does not exist).",
+    "tool_error": "The tool refused the request, with a reason.",
+    "tool_failed": "The tool crashed; it is logged.",
+}
+
+
 class AppError(Exception):
     """An error a client should see: a stable code, a plain message, optional details."""
 
@@ -17,6 +54,8 @@ class AppError(Exception):
     def __init__(
         self, code: str, message: str, *, details: Any = None, status: int | None = None
     ) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"undocumented error code {code!r}: add it to ERROR_CODES")
         super().__init__(message)
         self.code = code
         self.message = message

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from config.errors import ERROR_CODES
+
 
 @dataclass(frozen=True)
 class ModelRequest:
@@ -55,6 +57,8 @@ class ProviderError(Exception):
     """A model call that failed; `code` is one of the protocol's model_* error codes."""
 
     def __init__(self, code: str, message: str) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"undocumented error code {code!r}")
         super().__init__(message)
         self.code = code
         self.message = message

@@ -125,7 +125,7 @@ def _describe(name: str, body: dict[str, Any]) -> str:
     if not body.get("ok"):
         error = body.get("error") or {}
         return f"The {name} tool reported a problem: {error.get('message', 'unknown error')}"
-    result = body.get("result")
+    result = body.get("result", body.get("text"))  # "text": a result cut to TOOL_RESULT_MAX_CHARS
     if name == "current_time" and isinstance(result, dict):
         return (
             f"It is {result['time']} on {result['weekday']}, {result['date']} ({result['timezone']})."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -57,12 +58,16 @@ class OpenAIProvider:
             raise ProviderError(code, f"The model service answered {exc.status_code}: {_brief(exc)}") from exc
         except openai.APIError as exc:
             raise ProviderError("model_error", f"The model service sent a bad answer: {_brief(exc)}") from exc
+        except json.JSONDecodeError as exc:  # the SDK lets a non-JSON stream chunk escape as is
+            message = "The model service sent a stream chunk that is not JSON."
+            raise ProviderError("model_error", message) from exc
 
     def _stream(self, client: openai.OpenAI, request: ModelRequest) -> Iterator[ProviderEvent]:
         deadline = time.monotonic() + settings.OPENAI_TIMEOUT
         stream = client.chat.completions.create(**_arguments(request))
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage()
+        finished = False  # a stream cut short must not pass for a whole answer
         with stream:
             for chunk in stream:
                 if time.monotonic() > deadline:
@@ -70,6 +75,7 @@ class OpenAIProvider:
                 if chunk.usage is not None:
                     usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
                 for choice in chunk.choices:
+                    finished = finished or choice.finish_reason is not None
                     delta = choice.delta
                     if delta is None:
                         continue
@@ -77,6 +83,8 @@ class OpenAIProvider:
                         yield TextDelta(delta.content)
                     for part in delta.tool_calls or []:
                         _merge_tool_call_part(calls, part)
+        if not finished:
+            raise ProviderError("model_error", "The model service cut its answer short.")
         for index in sorted(calls):
             call = calls[index]
             yield ToolCallRequest(

@@ -59,8 +59,31 @@ _BINARY = {
     ast.Pow: operator.pow,
 }
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-_FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": max}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
+# Every intermediate stays under this size, so a short expression cannot take minutes or
+# memory to compute, nor produce a number too long to write out (Python's 4300-digit limit).
+_MAX_BITS = 3000
+
+
+def _round(value: float, digits: int | None = None) -> float:
+    """round(), refusing digit counts for which Python would build a huge power of ten."""
+    if digits is not None and abs(digits) > 100:
+        raise ToolError("Round to at most 100 digits.")
+    return round(value, digits)
+
+
+_FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": _round, "min": min, "max": max}
+
+
+def _bounded(value: Any) -> float:
+    """The value, unless it is not a real number or is too large to be useful."""
+    if isinstance(value, complex):
+        raise ToolError("The result is not a real number.")
+    if (isinstance(value, int) and value.bit_length() > _MAX_BITS) or (
+        isinstance(value, float) and not math.isfinite(value)
+    ):
+        raise ToolError("Result too large.")
+    return value
 
 
 def _evaluate(node: ast.AST) -> float:
@@ -70,7 +93,7 @@ def _evaluate(node: ast.AST) -> float:
         left, right = _evaluate(node.left), _evaluate(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > 100:
             raise ToolError("Exponent too large.")
-        return _BINARY[type(node.op)](left, right)
+        return _bounded(_BINARY[type(node.op)](left, right))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_evaluate(node.operand))
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
@@ -79,7 +102,7 @@ def _evaluate(node: ast.AST) -> float:
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         and node.func.id in _FUNCTIONS and not node.keywords
     ):
-        return _FUNCTIONS[node.func.id](*[_evaluate(a) for a in node.args])
+        return _bounded(_FUNCTIONS[node.func.id](*[_evaluate(a) for a in node.args]))
     raise ToolError("Only numbers, + - * / // % **, parentheses, pi, e and sqrt/abs/round/min/max.")
 
 

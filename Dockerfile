@@ -1,0 +1,10 @@
+# The app image for docker-compose.yml: one image for web (daphne), worker and beat.
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+WORKDIR /app
+COPY pyproject.toml README.md ./
+RUN pip install --no-cache-dir -e .
+COPY . .
+RUN DJANGO_DEBUG=true python manage.py collectstatic --no-input
+EXPOSE 8000
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]

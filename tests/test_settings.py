@@ -1,0 +1,46 @@
+"""Settings: production passes `check --deploy`, secrets have no defaults, limits must nest."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PRODUCTION = {
+    "DJANGO_DEBUG": "false",
+    "DJANGO_SECRET_KEY": "x7#kq2!v9$Lm4@pZ8&wR1^tY6*uI3(oP5)aS0-dF_gH+jK=lQ~zX<cV>bN",
+    "DJANGO_ALLOWED_HOSTS": "chat.example.com",
+}
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "OPENAI_"))}
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**clean, **env})
+
+
+def test_production_settings_pass_check_deploy_without_warnings():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = {k: v for k, v in PRODUCTION.items() if k != "DJANGO_SECRET_KEY"}
+    result = manage("check", **env)
+    assert result.returncode != 0 and "DJANGO_SECRET_KEY" in result.stderr
+
+
+def test_time_limits_that_do_not_nest_are_refused():
+    result = manage("check", OPENAI_TIMEOUT="600", CELERY_TASK_SOFT_TIME_LIMIT="100")
+    assert result.returncode != 0 and "Time limits must nest" in result.stderr
+
+
+def test_redis_url_switches_on_redis_layer_and_broker():
+    code = ("from django.conf import settings as s; "
+            "print(s.CHANNEL_LAYERS['default']['BACKEND'], s.CELERY_BROKER_URL)")
+    result = manage("shell", "-v", "0", "-c", code, REDIS_URL="redis://127.0.0.1:6379/3")
+    assert result.stdout.split() == ["channels_redis.core.RedisChannelLayer",
+                                     "redis://127.0.0.1:6379/3"]
