@@ -16,6 +16,7 @@ from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool, ToolContext, ToolResult, execute, tools_for
 from chat.models import ChatMessage, MessageRole, MessageStatus
+from chat.services import message_upsert
 from delegation.emitter import RunEmitter
 from delegation.models import Run, RunStatus
 from delegation.services import (
@@ -170,11 +171,11 @@ def _run_tools(
             result = execute(registered, context, raw)
         outcome = {"ok": result.ok, "result": result.data} if result.ok else {
             "ok": False, "error": {"code": result.error_code, "message": result.error}}
-        ChatMessage.objects.update_or_create(id=message_id, defaults={
-            "session_id": run.session_id, "role": MessageRole.TOOL, "run": run,
-            "agent": emitter.tag, "status": MessageStatus.COMPLETED,
-            "tool": {"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
-        })
+        message_upsert(
+            message_id=message_id, session_id=run.session_id, role=MessageRole.TOOL, run=run,
+            agent=emitter.tag, status=MessageStatus.COMPLETED,
+            tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
+        )
         run.transcript = [*run.transcript, {
             "role": "tool", "tool_call_id": call["id"], "content": result.as_content()}]
         emitter.emit("tool.result", message_id, call_id=call["id"], name=name, **outcome)

@@ -54,7 +54,12 @@ def run_claim(*, run_id: Any) -> tuple[Run | None, float]:
     """
     now = timezone.now()
     with transaction.atomic():
-        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        run = (
+            Run.objects.select_for_update(of=("self",))
+            .select_related("user", "session", "agent")
+            .filter(pk=run_id)
+            .first()
+        )
         if run is None or run.status in FINAL_STATUSES or run.status == RunStatus.WAITING:
             return None, 0.0
         if run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at > now:

@@ -7,7 +7,8 @@ import uuid
 
 from django.conf import settings
 
-from chat.models import ChatMessage, MessageRole, MessageStatus
+from chat.models import MessageRole, MessageStatus
+from chat.services import message_upsert
 from delegation.emitter import RunEmitter
 from delegation.services import run_heartbeat
 
@@ -71,10 +72,7 @@ class MessageStream:
 
     def _save(self, status: str) -> None:
         run = self.emitter.run
-        ChatMessage.objects.update_or_create(
-            id=self.message_id,
-            defaults={
-                "session_id": run.session_id, "role": MessageRole.AGENT, "run": run,
-                "agent": self.emitter.tag, "content": self.text, "status": status,
-            },
+        message_upsert(
+            message_id=self.message_id, session_id=run.session_id, role=MessageRole.AGENT,
+            run=run, agent=self.emitter.tag, content=self.text, status=status,
         )
