@@ -56,6 +56,7 @@ class ChatMessage(models.Model):
     )
     agent = models.JSONField(null=True, blank=True)  # {kind, name, display_name, depth, path}
     content = models.TextField(blank=True)
+    model = models.CharField(max_length=200, blank=True)  # "offline" or the model's name
     tool = models.JSONField(null=True, blank=True)  # {call_id, name, arguments, ok, result}
     status = models.CharField(
         max_length=10, choices=MessageStatus.choices, default=MessageStatus.COMPLETED

@@ -57,6 +57,7 @@ def message_as_event_data(message: ChatMessage) -> dict[str, Any]:
         "run_id": str(message.run_id) if message.run_id else None,
         "agent": message.agent,
         "content": message.content,
+        "model": message.model,
         "tool": message.tool,
         "status": message.status,
         "created_at": message.created_at.isoformat(),

@@ -90,14 +90,15 @@ def _send(*, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str)
 def message_upsert(
     *, message_id: uuid.UUID, session_id: uuid.UUID, role: str, run: Run | None,
     agent: dict[str, Any] | None, status: str, content: str = "", tool: dict[str, Any] | None = None,
+    model: str = "",
 ) -> None:
     """Insert or update an agent/tool message in one statement (a replayed step rewrites it)."""
     ChatMessage.objects.bulk_create(
         [ChatMessage(id=message_id, session_id=session_id, role=role, run=run, agent=agent,
-                     content=content, tool=tool, status=status)],
+                     content=content, tool=tool, status=status, model=model)],
         update_conflicts=True,
         unique_fields=["id"],
-        update_fields=["content", "tool", "status", "agent", "updated_at"],
+        update_fields=["content", "tool", "status", "agent", "model", "updated_at"],
     )
 
 

@@ -178,7 +178,8 @@ def _run_tools(
         )
         run.transcript = [*run.transcript, {
             "role": "tool", "tool_call_id": call["id"], "content": result.as_content()}]
-        emitter.emit("tool.result", message_id, call_id=call["id"], name=name, **outcome)
+        emitter.emit("tool.result", message_id, call_id=call["id"], name=name,
+                     arguments=shown_arguments, **outcome)
         _save(run, emitter)
 
 

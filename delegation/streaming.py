@@ -75,4 +75,5 @@ class MessageStream:
         message_upsert(
             message_id=self.message_id, session_id=run.session_id, role=MessageRole.AGENT,
             run=run, agent=self.emitter.tag, content=self.text, status=status,
+            model=self.model_label,
         )

@@ -55,7 +55,7 @@ const handlers = {
     setActiveRun(ev.run_id);
     addSessionLink(ev.session_id, ev.data.content);
   },
-  "message.started": (ev) => bubble(ev.message_id, "agent", ev.agent, ev.data.model),
+  "message.started": (ev) => labelModel(bubble(ev.message_id, "agent", ev.agent), ev.data.model),
   "message.delta": (ev) => {
     const b = bubble(ev.message_id, "agent", ev.agent);
     const { text, offset } = ev.data;
@@ -90,7 +90,15 @@ function label(agent) {
   return agent ? agent.display_name + (agent.kind === "sub" ? " (expert)" : "") : "You";
 }
 
-function bubble(id, role, agent, model) {
+function labelModel(b, model) {
+  if (model === "offline" && !b.el.dataset.model) {
+    b.el.dataset.model = model;
+    b.el.querySelector("header").textContent += " · offline model";
+  }
+  return b;
+}
+
+function bubble(id, role, agent) {
   let b = bubbles.get(id);
   if (b) return b;
   const el = document.createElement("article");
@@ -99,7 +107,7 @@ function bubble(id, role, agent, model) {
   el.dataset.depth = agent ? agent.depth : 0;
   el.style.setProperty("--depth", agent ? agent.depth : 0);
   const head = document.createElement("header");
-  head.textContent = label(agent) + (model === "offline" ? " · offline model" : "");
+  head.textContent = label(agent);
   const body = document.createElement("div");
   body.className = "body";
   el.append(head, body);
@@ -111,7 +119,7 @@ function bubble(id, role, agent, model) {
 
 function renderStored(m) {
   if (m.role === "tool") { renderTool(m.id, m.agent, m.tool || {}); return; }
-  const b = bubble(m.id, m.role, m.role === "user" ? null : m.agent);
+  const b = labelModel(bubble(m.id, m.role, m.role === "user" ? null : m.agent), m.model);
   b.text = m.content;
   b.body.textContent = m.content;
   b.el.dataset.status = m.status;

@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _database_url() -> str:
     db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
     port = db.get("PORT") or 5432
     return f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{port}/{db['NAME']}"
 
@@ -78,3 +80,78 @@ def _wait_ready(process: subprocess.Popen, timeout: float = 30) -> None:
         if app.control.ping(timeout=0.5):
             return
     raise RuntimeError("celery worker did not become ready")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def asgi_server(django_db_setup) -> Iterator[str]:
+    """A real daphne process serving the app on the test database; yields its base URL."""
+    import socket
+
+    port = _free_port()
+    env = {
+        **os.environ, "DATABASE_URL": _database_url(), "OFFLINE_MODEL_DELAY_MS": "30",
+        "DJANGO_DEBUG": "true", "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    env.pop("REDIS_URL", None)  # one process: in-memory layer, in-process pool
+    _log_dir()
+    log = open(ROOT / "test-output" / "daphne.log", "ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "config.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("daphne did not start; see test-output/daphne.log") from None
+            time.sleep(0.1)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def browser_page() -> Iterator[object]:
+    """A page in Debian's headless Chromium driven by Playwright (never a downloaded browser)."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install chromium)")
+        pytest.skip("chromium is not installed: apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        page = browser.new_page(viewport={"width": 1100, "height": 760})
+        page.console_errors = []
+        page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+        try:
+            yield page
+        finally:
+            browser.close()
+
+
+def screenshot(page: object, name: str) -> None:
+    """Save a screenshot under test-output/screenshots for a person to look at."""
+    folder = ROOT / "test-output" / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"))

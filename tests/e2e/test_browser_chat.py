@@ -1,0 +1,68 @@
+"""The chat page in a real browser: sign in, watch a turn stream, reload, see the same."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import screenshot
+from tests.factories import make_agent, make_user
+
+# Playwright's sync API runs its own event loop; Django must allow sync DB calls beside it.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _allow_sync_db_with_playwright(monkeypatch):
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def sign_in(page, base_url: str) -> None:
+    page.goto(base_url + "/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#status:text('connected')")
+
+
+def test_turn_streams_token_by_token_with_tool_call_and_replays_identically(
+    asgi_server, browser_page
+):
+    make_user("alice")
+    make_agent("assistant", display_name="Assistant", is_entry=True,
+               tool_keys=["calculate", "current_time"])
+    page = browser_page
+    sign_in(page, asgi_server)
+    # Record every distinct length the answer text takes while it streams.
+    page.evaluate("""() => {
+        window.answerLengths = [];
+        new MutationObserver(() => {
+            const body = [...document.querySelectorAll('.msg.agent .body')].pop();
+            if (body) window.answerLengths.push(body.textContent.length);
+        }).observe(document.getElementById('transcript'),
+                   {childList: true, subtree: true, characterData: true});
+    }""")
+    page.fill("#text", "what is 12*(3+4)? explain")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg.tool[data-status=done]")
+    tool_summary = page.inner_text(".msg.tool summary")
+    assert 'calculate({"expression":"12*(3+4)"})' in tool_summary
+    page.wait_for_selector(".msg.agent[data-status=completed]")
+    lengths = sorted(set(page.evaluate("window.answerLengths")))
+    assert len(lengths) >= 2, f"answer did not stream incrementally: {lengths}"
+    assert "12*(3+4) = 84." in page.inner_text(".msg.agent .body")
+    assert page.inner_text(".msg.agent header") == "Assistant · offline model"
+    assert page.input_value("#text") == ""  # acknowledged, so the draft was cleared
+    screenshot(page, "chat-after-turn")
+    live = page.inner_text("#transcript")
+
+    page.reload()
+    page.wait_for_selector(".msg.agent[data-status=completed]")
+    assert page.inner_text("#transcript") == live
+    assert page.inner_text("#sessions") == "what is 12*(3+4)? explain"
+    screenshot(page, "chat-after-reload")
+    assert page.console_errors == []
+
+
+def test_sign_in_is_required(asgi_server, browser_page):
+    browser_page.goto(asgi_server + "/")
+    assert "/accounts/login/" in browser_page.url
