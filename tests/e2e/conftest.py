@@ -63,6 +63,7 @@ def celery_worker(django_db_setup, flush_redis) -> Iterator[subprocess.Popen]:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
+        _wait_for_other_sessions_to_close()
 
 
 def _log_dir() -> bool:
@@ -121,6 +122,25 @@ def asgi_server(django_db_setup) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=15)
+        _wait_for_other_sessions_to_close()
+
+
+def _wait_for_other_sessions_to_close(timeout: float = 5) -> None:
+    """Postgres ends a dead client's backend a moment later; DROP DATABASE must not race it."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.05)
 
 
 CHROMIUM = "/usr/bin/chromium"

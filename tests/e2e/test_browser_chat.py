@@ -7,13 +7,16 @@ import pytest
 from tests.e2e.conftest import screenshot
 from tests.factories import make_agent, make_user
 
-# Playwright's sync API runs its own event loop; Django must allow sync DB calls beside it.
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(autouse=True)
-def _allow_sync_db_with_playwright(monkeypatch):
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+@pytest.fixture
+def alice_and_assistant(db):
+    """Data is written before the browser starts: Playwright runs the test body in a greenlet,
+    where Django would open (and never close) a second connection."""
+    make_user("alice")
+    make_agent("assistant", display_name="Assistant", is_entry=True,
+               tool_keys=["calculate", "current_time"])
 
 
 def sign_in(page, base_url: str) -> None:
@@ -25,11 +28,8 @@ def sign_in(page, base_url: str) -> None:
 
 
 def test_turn_streams_token_by_token_with_tool_call_and_replays_identically(
-    asgi_server, browser_page
+    alice_and_assistant, asgi_server, browser_page
 ):
-    make_user("alice")
-    make_agent("assistant", display_name="Assistant", is_entry=True,
-               tool_keys=["calculate", "current_time"])
     page = browser_page
     sign_in(page, asgi_server)
     # Record every distinct length the answer text takes while it streams.
