@@ -22,19 +22,44 @@ class AgentAdmin(admin.ModelAdmin):
     """Agents with versioned revisions."""
 
     form = AgentForm
-    list_display = ["name", "display_name", "is_entry", "enabled", "delegatable", "provider",
-                    "model", "version", "updated_at"]
+    list_display = [
+        "name",
+        "display_name",
+        "is_entry",
+        "enabled",
+        "delegatable",
+        "provider",
+        "model",
+        "version",
+        "updated_at",
+    ]
     list_filter = ["enabled", "delegatable", "is_entry", "provider"]
     search_fields = ["name", "display_name", "description"]
     filter_horizontal = ["allowed_subagents"]
     readonly_fields = ["version", "revisions_link"]
     fieldsets = [
         (None, {"fields": ["name", "display_name", "description", "tags", "system_prompt"]}),
-        ("Model", {"fields": ["provider", "model", "base_url", "temperature", "max_tokens"]}),
-        ("Tools and delegation", {"fields": ["tool_keys", "allowed_subagents", "max_depth",
-                                             "max_steps"]}),
-        ("Availability", {"fields": ["enabled", "delegatable", "is_entry", "access_group",
-                                     "access_permission"]}),
+        (
+            "Model",
+            {
+                "fields": [
+                    "provider",
+                    "model",
+                    "base_url",
+                    "api_key_env",
+                    "temperature",
+                    "max_tokens",
+                ]
+            },
+        ),
+        (
+            "Tools and delegation",
+            {"fields": ["tool_keys", "allowed_subagents", "max_depth", "max_steps"]},
+        ),
+        (
+            "Availability",
+            {"fields": ["enabled", "delegatable", "is_entry", "access_group", "access_permission"]},
+        ),
         ("History", {"fields": ["version", "revisions_link"]}),
     ]
 
@@ -44,8 +69,9 @@ class AgentAdmin(admin.ModelAdmin):
         if not obj.pk:
             return "Saved versions appear here."
         url = reverse("admin:agents_agent_revisions", args=[obj.pk])
-        return format_html('<a href="{}">{} revision(s): diff and restore</a>', url,
-                           obj.revisions.count())
+        return format_html(
+            '<a href="{}">{} revision(s): diff and restore</a>', url, obj.revisions.count()
+        )
 
     def save_model(self, request: HttpRequest, obj: Agent, form: Any, change: bool) -> None:
         """Saving an entry agent clears the flag on the previous one."""
@@ -62,10 +88,16 @@ class AgentAdmin(admin.ModelAdmin):
     def get_urls(self) -> list[Any]:
         """Adds the revisions page and the restore action."""
         extra = [
-            path("<int:agent_id>/revisions/", self.admin_site.admin_view(self.revisions_view),
-                 name="agents_agent_revisions"),
-            path("<int:agent_id>/revisions/<int:version>/restore/",
-                 self.admin_site.admin_view(self.restore_view), name="agents_agent_restore"),
+            path(
+                "<int:agent_id>/revisions/",
+                self.admin_site.admin_view(self.revisions_view),
+                name="agents_agent_revisions",
+            ),
+            path(
+                "<int:agent_id>/revisions/<int:version>/restore/",
+                self.admin_site.admin_view(self.restore_view),
+                name="agents_agent_restore",
+            ),
         ]
         return extra + super().get_urls()
 
@@ -79,9 +111,14 @@ class AgentAdmin(admin.ModelAdmin):
             {"revision": rev, "diff": revision_diff(revision=rev, against=older)}
             for rev, older in zip(revisions, [*revisions[1:], None], strict=True)
         ]
-        context = {**self.admin_site.each_context(request), "opts": self.model._meta,
-                   "agent": agent, "rows": rows, "title": f"Revisions of {agent}",
-                   "can_restore": self.has_change_permission(request, agent)}
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "agent": agent,
+            "rows": rows,
+            "title": f"Revisions of {agent}",
+            "can_restore": self.has_change_permission(request, agent),
+        }
         return TemplateResponse(request, "admin/agents/agent/revisions.html", context)
 
     def restore_view(self, request: HttpRequest, agent_id: int, version: int) -> HttpResponse:

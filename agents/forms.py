@@ -24,18 +24,42 @@ class AgentForm(forms.ModelForm):
     """Edits an agent; refuses unknown tools, self-delegation, bad limits and model settings."""
 
     tool_keys = forms.MultipleChoiceField(
-        choices=tool_choices, widget=forms.CheckboxSelectMultiple, required=False,
+        choices=tool_choices,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
         help_text="Tools registered in code; the agent may call only these.",
     )
     base_url = forms.URLField(
-        required=False, assume_scheme="https",
+        required=False,
+        assume_scheme="https",
         help_text="OpenAI-compatible server for this agent; blank uses OPENAI_BASE_URL.",
     )
     tags = forms.CharField(required=False, help_text="Comma-separated, e.g. finance, 财务, budget.")
 
     class Meta:
         model = Agent
-        fields = "__all__"
+        fields = [
+            "name",
+            "display_name",
+            "description",
+            "tags",
+            "system_prompt",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "temperature",
+            "max_tokens",
+            "tool_keys",
+            "allowed_subagents",
+            "max_depth",
+            "max_steps",
+            "enabled",
+            "delegatable",
+            "is_entry",
+            "access_group",
+            "access_permission",
+        ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

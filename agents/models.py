@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import Group
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
 
@@ -19,7 +19,9 @@ class Provider(models.TextChoices):
 class Agent(models.Model):
     """One agent definition: prompt, model settings, tools, sub-agents, limits and access."""
 
-    name = models.SlugField(max_length=64, unique=True, help_text="Stable identifier, e.g. finance.")
+    name = models.SlugField(
+        max_length=64, unique=True, help_text="Stable identifier, e.g. finance."
+    )
     display_name = models.CharField(max_length=120)
     description = models.TextField(
         blank=True, help_text="What this agent is good at; shown to agents that may delegate to it."
@@ -34,6 +36,17 @@ class Agent(models.Model):
     base_url = models.URLField(
         blank=True, help_text="OpenAI-compatible server for this agent; blank uses OPENAI_BASE_URL."
     )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[
+            RegexValidator(
+                r"^[A-Z_][A-Z0-9_]*$", "An environment variable name, e.g. VLLM_API_KEY."
+            )
+        ],
+        help_text="Name of the environment variable holding this agent's API key; blank uses "
+        "OPENAI_API_KEY. Keys never live in the database.",
+    )
     temperature = models.FloatField(
         null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]
     )
@@ -46,11 +59,13 @@ class Agent(models.Model):
         "self", symmetrical=False, blank=True, related_name="allowed_callers"
     )
     max_depth = models.PositiveSmallIntegerField(
-        default=2, validators=[MinValueValidator(1), MaxValueValidator(10)],
+        default=2,
+        validators=[MinValueValidator(1), MaxValueValidator(10)],
         help_text="How deep a delegation chain started by this agent may go.",
     )
     max_steps = models.PositiveSmallIntegerField(
-        default=8, validators=[MinValueValidator(1), MaxValueValidator(100)],
+        default=8,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
         help_text="Model calls per run; the last one is made without tools so the run answers.",
     )
 
@@ -60,11 +75,15 @@ class Agent(models.Model):
         default=False, verbose_name="entry agent", help_text="The agent users talk to by default."
     )
     access_group = models.ForeignKey(
-        Group, null=True, blank=True, on_delete=models.SET_NULL,
+        Group,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         help_text="Only members of this group may use the agent (blank: every signed-in user).",
     )
     access_permission = models.CharField(
-        max_length=200, blank=True,
+        max_length=200,
+        blank=True,
         help_text="Permission the user needs, as app_label.codename (blank: none).",
     )
 

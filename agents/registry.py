@@ -77,9 +77,11 @@ class ToolResult:
 
     def as_content(self) -> str:
         """The JSON text handed back to the model as the tool message content."""
-        body = {"ok": True, "result": self.data} if self.ok else {
-            "ok": False, "error": {"code": self.error_code, "message": self.error}
-        }
+        body = (
+            {"ok": True, "result": self.data}
+            if self.ok
+            else {"ok": False, "error": {"code": self.error_code, "message": self.error}}
+        )
         text = json.dumps(body, ensure_ascii=False, default=str)
         limit = settings.TOOL_RESULT_MAX_CHARS
         if len(text) > limit:
@@ -150,7 +152,9 @@ def execute(registered: Tool, context: ToolContext, raw_arguments: str) -> ToolR
     except json.JSONDecodeError as exc:
         return ToolResult(False, error_code="invalid_json", error=f"Arguments are not JSON: {exc}")
     if not isinstance(arguments, dict):
-        return ToolResult(False, error_code="invalid_arguments", error="Arguments must be an object.")
+        return ToolResult(
+            False, error_code="invalid_arguments", error="Arguments must be an object."
+        )
     problems = sorted(registered.validator.iter_errors(arguments), key=lambda e: list(e.path))
     if problems:
         text = "; ".join(

@@ -37,9 +37,7 @@ def agent_entry_for(*, user: Any) -> Agent:
             "no_entry_agent", "No entry agent is configured. An admin must mark one in admin."
         )
     if not agent_usable_by(agent=agent, user=user):
-        raise AppError(
-            "agent_forbidden", f"You may not use {agent.display_name}.", status=403
-        )
+        raise AppError("agent_forbidden", f"You may not use {agent.display_name}.", status=403)
     return agent
 
 
@@ -50,6 +48,7 @@ def agent_revisions(*, agent: Agent) -> QuerySet[AgentRevision]:
 
 def revision_diff(*, revision: AgentRevision, against: AgentRevision | None) -> str:
     """A unified diff of two revisions' snapshots (against None: everything is added)."""
+
     def lines(snapshot: dict[str, Any] | None) -> list[str]:
         if snapshot is None:
             return []

@@ -10,9 +10,24 @@ from django.db.models import F
 from agents.models import Agent, AgentRevision
 
 SNAPSHOT_FIELDS = [
-    "name", "display_name", "description", "tags", "system_prompt", "provider", "model",
-    "base_url", "temperature", "max_tokens", "tool_keys", "max_depth", "max_steps", "enabled",
-    "delegatable", "is_entry", "access_permission",
+    "name",
+    "display_name",
+    "description",
+    "tags",
+    "system_prompt",
+    "provider",
+    "model",
+    "base_url",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "tool_keys",
+    "max_depth",
+    "max_steps",
+    "enabled",
+    "delegatable",
+    "is_entry",
+    "access_permission",
 ]
 
 

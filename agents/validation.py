@@ -37,7 +37,8 @@ def agent_validate(
         errors.setdefault("model", []).append("Name a model (or set OPENAI_MODEL).")
     if access_permission and not _permission_exists(access_permission):
         errors.setdefault("access_permission", []).append(
-            f"No permission {access_permission!r}; use app_label.codename, e.g. chat.view_chatsession."
+            f"No permission {access_permission!r}; "
+            "use app_label.codename, e.g. chat.view_chatsession."
         )
     if is_entry and not enabled:
         errors.setdefault("enabled", []).append("The entry agent must be enabled.")
@@ -47,9 +48,10 @@ def agent_validate(
 
 def _permission_exists(dotted: str) -> bool:
     app_label, _, codename = dotted.partition(".")
-    return bool(codename) and Permission.objects.filter(
-        content_type__app_label=app_label, codename=codename
-    ).exists()
+    return (
+        bool(codename)
+        and Permission.objects.filter(content_type__app_label=app_label, codename=codename).exists()
+    )
 
 
 def tags_from_text(text: str) -> list[str]:

@@ -34,8 +34,11 @@ ANSWER = [f"word{i} " for i in range(20)]
 
 def fake_model(body: dict) -> object:
     """Tool call when the last message is the user's, else the streamed answer."""
-    return text(*ANSWER) if body["messages"][-1]["role"] == "tool" else tool_call(
-        "calculate", {"expression": "6*7"})
+    return (
+        text(*ANSWER)
+        if body["messages"][-1]["role"] == "tool"
+        else tool_call("calculate", {"expression": "6*7"})
+    )
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -50,14 +53,17 @@ def raw_client_turns(base_url: str, turns: int) -> list[float]:
     import openai
 
     client = openai.OpenAI(base_url=base_url, api_key="x", max_retries=0)
-    tools = [{"type": "function", "function": {"name": "calculate", "parameters": {"type": "object"}}}]
+    tools = [
+        {"type": "function", "function": {"name": "calculate", "parameters": {"type": "object"}}}
+    ]
     samples = []
     for _ in range(turns):
         started = time.perf_counter()
         messages = [{"role": "user", "content": "what is 6*7?"}]
         for _call in range(2):
-            stream = client.chat.completions.create(model="m", messages=messages, tools=tools,
-                                                    stream=True)
+            stream = client.chat.completions.create(
+                model="m", messages=messages, tools=tools, stream=True
+            )
             for _chunk in stream:
                 pass
             messages = [*messages, {"role": "tool", "content": "{}", "tool_call_id": "x"}]
@@ -72,8 +78,14 @@ def free_port() -> int:
 
 
 def manage(env: dict, *args: str) -> str:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 SETUP = """
@@ -99,10 +111,16 @@ async def websocket_turns(port: int, session_key: str, turns: int) -> list[float
 
     headers = {"Cookie": f"sessionid={session_key}", "Origin": f"http://127.0.0.1:{port}"}
     samples = []
-    async with websockets.connect(f"ws://127.0.0.1:{port}/ws/chat/", additional_headers=headers) as ws:
+    async with websockets.connect(
+        f"ws://127.0.0.1:{port}/ws/chat/", additional_headers=headers
+    ) as ws:
         for _ in range(turns):
-            frame = {"type": "message.send", "session_id": str(uuid.uuid4()),
-                     "message_id": str(uuid.uuid4()), "text": "what is 6*7?"}
+            frame = {
+                "type": "message.send",
+                "session_id": str(uuid.uuid4()),
+                "message_id": str(uuid.uuid4()),
+                "text": "what is 6*7?",
+            }
             started = time.perf_counter()
             await ws.send(json.dumps(frame))
             while True:
@@ -131,14 +149,36 @@ def served_turns(env: dict, turns: int, with_worker: bool) -> list[float]:
     manage(env, "migrate", "--no-input")
     session_key = manage(env, "shell", "-c", SETUP).strip().splitlines()[-1]
     port = free_port()
-    processes = [subprocess.Popen([sys.executable, "-m", "daphne", "-p", str(port),
-                                   "config.asgi:application"], cwd=ROOT, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-p", str(port), "config.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     if with_worker:
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency=2",
-             "--without-mingle", "--without-gossip", "--loglevel=WARNING"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        processes.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "--concurrency=2",
+                    "--without-mingle",
+                    "--without-gossip",
+                    "--loglevel=WARNING",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     try:
         wait_for_port(port)
         asyncio.run(websocket_turns(port, session_key, 5))  # warm-up
@@ -165,8 +205,14 @@ with CaptureQueriesContext(connection) as turn:
     run_advance(run_id=sent.run.id)
 print(len(send.captured_queries), len(turn.captured_queries))
 """
-    out = manage({**env, "TASKS_RUN_SYNC": "0", "CELERY_BROKER_URL": "memory://"}, "shell", "-v", "0", "-c",
-                 script)
+    out = manage(
+        {**env, "TASKS_RUN_SYNC": "0", "CELERY_BROKER_URL": "memory://"},
+        "shell",
+        "-v",
+        "0",
+        "-c",
+        script,
+    )
     send, turn = out.split()[-2:]
     return int(send), int(turn)
 
@@ -180,37 +226,64 @@ def main() -> None:
 
     fake = FakeOpenAI().start()
     fake.fallback = fake_model
-    base = {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "x",
-            "DJANGO_DEBUG": "1", "DJANGO_LOG_LEVEL": "WARNING", "OPENAI_MAX_RETRIES": "0"}
+    base = {
+        **os.environ,
+        "OPENAI_BASE_URL": fake.base_url,
+        "OPENAI_API_KEY": "x",
+        "DJANGO_DEBUG": "1",
+        "DJANGO_LOG_LEVEL": "WARNING",
+        "OPENAI_MAX_RETRIES": "0",
+    }
     base.pop("REDIS_URL", None)
-    rows = [("raw openai client (2 calls, no persistence)", raw_client_turns(fake.base_url,
-                                                                             options.turns))]
+    rows = [
+        (
+            "raw openai client (2 calls, no persistence)",
+            raw_client_turns(fake.base_url, options.turns),
+        )
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         embedded = {**base, "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3"}
-        rows.append(("embedded: daphne + in-process pool + SQLite",
-                     served_turns(embedded, options.turns, with_worker=False)))
+        rows.append(
+            (
+                "embedded: daphne + in-process pool + SQLite",
+                served_turns(embedded, options.turns, with_worker=False),
+            )
+        )
         sqlite_queries = queries_per_turn(embedded)
     pg_queries = None
     if not options.skip_distributed:
         pg = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432/agent_platform")
-        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", "agent_platform_bench"],
-                       capture_output=True)
-        distributed = {**base, "DATABASE_URL": pg.rsplit("/", 1)[0] + "/agent_platform_bench",
-                       "REDIS_URL": "redis://127.0.0.1:6379/14"}
-        rows.append(("distributed: daphne + Celery worker + Postgres + Redis",
-                     served_turns(distributed, options.turns, with_worker=True)))
+        subprocess.run(
+            ["createdb", "-h", "127.0.0.1", "-U", "postgres", "agent_platform_bench"],
+            capture_output=True,
+        )
+        distributed = {
+            **base,
+            "DATABASE_URL": pg.rsplit("/", 1)[0] + "/agent_platform_bench",
+            "REDIS_URL": "redis://127.0.0.1:6379/14",
+        }
+        rows.append(
+            (
+                "distributed: daphne + Celery worker + Postgres + Redis",
+                served_turns(distributed, options.turns, with_worker=True),
+            )
+        )
         pg_queries = queries_per_turn(distributed)
     fake.stop()
 
     raw_p50 = percentiles(rows[0][1])[0]
-    print(f"\nOne streamed turn (tool call + 20-chunk answer), {options.turns} turns each, "
-          f"zero-latency fake model")
+    print(
+        f"\nOne streamed turn (tool call + 20-chunk answer), {options.turns} turns each, "
+        f"zero-latency fake model"
+    )
     print(f"{'mode':58} {'p50 ms':>8} {'p90 ms':>8} {'x raw p50':>9}")
     for name, samples in rows:
         p50, p90 = percentiles(samples)
         print(f"{name:58} {p50:8.1f} {p90:8.1f} {p50 / raw_p50:9.1f}")
-    print(f"\nSQL queries per turn (send message + run the turn): SQLite {sqlite_queries}"
-          + (f", Postgres {pg_queries}" if pg_queries else ""))
+    print(
+        f"\nSQL queries per turn (send message + run the turn): SQLite {sqlite_queries}"
+        + (f", Postgres {pg_queries}" if pg_queries else "")
+    )
 
 
 if __name__ == "__main__":

@@ -74,7 +74,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._send_error(exc, frame)
         except Exception:
             logger.exception("chat frame failed")
-            await self._send_error(AppError("internal_error", "Something went wrong on our side."), frame)
+            await self._send_error(
+                AppError("internal_error", "Something went wrong on our side."), frame
+            )
 
     def _parse(self, text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
         if text_data is None:
@@ -110,11 +112,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
             user=self.user, session_id=session_id, message_id=message_id, text=text
         )
         if not sent.created:  # a retry: acknowledge again, start nothing
-            await self._send_event(envelope(
-                "message.created", session_id=session_id,
-                run_id=sent.run.id if sent.run else None, message_id=message_id,
-                data={**message_as_event_data(sent.message), "duplicate": True},
-            ))
+            await self._send_event(
+                envelope(
+                    "message.created",
+                    session_id=session_id,
+                    run_id=sent.run.id if sent.run else None,
+                    message_id=message_id,
+                    data={**message_as_event_data(sent.message), "duplicate": True},
+                )
+            )
 
     async def handle_session_join(self, frame: dict[str, Any]) -> None:
         """Subscribe to a session and receive its saved transcript plus in-flight messages."""
@@ -166,10 +172,17 @@ class ChatConsumer(AsyncWebsocketConsumer):
         for key in ("message_id", "run_id"):
             if isinstance(frame.get(key), str):
                 data[key] = frame[key][:64]
-        await self._send_event({
-            "type": "error", "session_id": (session_id or "")[:64] or None, "run_id": None,
-            "message_id": None, "agent": None, "seq": None, "data": data,
-        })
+        await self._send_event(
+            {
+                "type": "error",
+                "session_id": (session_id or "")[:64] or None,
+                "run_id": None,
+                "message_id": None,
+                "agent": None,
+                "seq": None,
+                "data": data,
+            }
+        )
 
     async def relay(self, message: dict[str, Any]) -> None:
         """Forward one event from the session group to the browser."""

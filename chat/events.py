@@ -15,9 +15,18 @@ logger = logging.getLogger(__name__)
 # Every event type the server emits; docs/protocol.md documents each, tests check both agree.
 EVENT_TYPES = frozenset(
     {
-        "session.snapshot", "message.created", "message.started", "message.delta",
-        "message.completed", "tool.called", "tool.result", "delegation.started",
-        "delegation.completed", "run.completed", "reminder.due", "error",
+        "session.snapshot",
+        "message.created",
+        "message.started",
+        "message.delta",
+        "message.completed",
+        "tool.called",
+        "tool.result",
+        "delegation.started",
+        "delegation.completed",
+        "run.completed",
+        "reminder.due",
+        "error",
     }
 )
 
@@ -59,6 +68,8 @@ def emit(event: dict[str, Any]) -> None:
 def _send(group: str, event: dict[str, Any]) -> None:
     # The database is the truth and clients converge from it, so a lost event is logged, not fatal.
     try:
-        async_to_sync(get_channel_layer().group_send)(group, {"type": event["type"], "event": event})
+        async_to_sync(get_channel_layer().group_send)(
+            group, {"type": event["type"], "event": event}
+        )
     except Exception:
         logger.warning("could not send %s to %s", event["type"], group, exc_info=True)

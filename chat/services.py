@@ -40,7 +40,8 @@ def message_send(
     if len(text) > settings.CHAT_MAX_MESSAGE_CHARS:
         raise AppError(
             "message_too_long",
-            f"The message is {len(text)} characters; the limit is {settings.CHAT_MAX_MESSAGE_CHARS}.",
+            f"The message is {len(text)} characters; "
+            f"the limit is {settings.CHAT_MAX_MESSAGE_CHARS}.",
         )
     for attempt in range(2):
         try:
@@ -61,26 +62,40 @@ def _send(*, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str)
     session = ChatSession.objects.select_for_update().filter(pk=session_id).first()
     if session is None:
         agent = agent_entry_for(user=user)
-        session = ChatSession.objects.create(id=session_id, user=user, agent=agent, title=_title(text))
+        session = ChatSession.objects.create(
+            id=session_id, user=user, agent=agent, title=_title(text)
+        )
     elif session.user_id != user.pk:
         raise NotFound("session")
     else:
         agent = _session_agent(session=session, user=user)
     if session_active_run(session=session) is not None:
         raise AppError(
-            "turn_in_progress", "The agent is still answering your previous message; wait or stop it."
+            "turn_in_progress",
+            "The agent is still answering your previous message; wait or stop it.",
         )
     transcript = [*model_history(session=session), {"role": "user", "content": text}]
     message = ChatMessage.objects.create(
         id=message_id, session=session, role=MessageRole.USER, content=text
     )
     run = run_create(
-        agent=agent, user=user, session=session, task=text, transcript=transcript,
+        agent=agent,
+        user=user,
+        session=session,
+        task=text,
+        transcript=transcript,
         user_message=message,
     )
     session.save(update_fields=["updated_at"])
-    emit(envelope("message.created", session_id=session.id, run_id=run.id, message_id=message.id,
-                  data=message_as_event_data(message)))
+    emit(
+        envelope(
+            "message.created",
+            session_id=session.id,
+            run_id=run.id,
+            message_id=message.id,
+            data=message_as_event_data(message),
+        )
+    )
     from delegation.tasks import advance_run  # tasks import services; keep the cycle lazy
 
     enqueue(advance_run, str(run.id))
@@ -88,14 +103,32 @@ def _send(*, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str)
 
 
 def message_upsert(
-    *, message_id: uuid.UUID, session_id: uuid.UUID, role: str, run: Run | None,
-    agent: dict[str, Any] | None, status: str, content: str = "", tool: dict[str, Any] | None = None,
+    *,
+    message_id: uuid.UUID,
+    session_id: uuid.UUID,
+    role: str,
+    run: Run | None,
+    agent: dict[str, Any] | None,
+    status: str,
+    content: str = "",
+    tool: dict[str, Any] | None = None,
     model: str = "",
 ) -> None:
     """Insert or update an agent/tool message in one statement (a replayed step rewrites it)."""
     ChatMessage.objects.bulk_create(
-        [ChatMessage(id=message_id, session_id=session_id, role=role, run=run, agent=agent,
-                     content=content, tool=tool, status=status, model=model)],
+        [
+            ChatMessage(
+                id=message_id,
+                session_id=session_id,
+                role=role,
+                run=run,
+                agent=agent,
+                content=content,
+                tool=tool,
+                status=status,
+                model=model,
+            )
+        ],
         update_conflicts=True,
         unique_fields=["id"],
         update_fields=["content", "tool", "status", "agent", "model", "updated_at"],

@@ -1,4 +1,4 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels with auth and origin checks."""
+"""ASGI entry point: HTTP through Django, websockets through Channels with auth + origin checks."""
 
 import os
 

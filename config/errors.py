@@ -1,4 +1,4 @@
-"""The application error type, its codes, and the DRF handler that gives every API error one shape."""
+"""The application error type, its code catalog, and the DRF handler giving errors one shape."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
-
 
 # Every error code a client can see (REST, websocket `error` events, run errors, tool results).
 # docs/protocol.md documents each one; tests keep the two in step.

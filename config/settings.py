@@ -15,7 +15,7 @@ env = environ.Env()
 if (BASE_DIR / ".env").exists():
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-# --- Core ---------------------------------------------------------------------------------------
+# --- Core ----------------------------------------------------------------------------------------
 # The embedded default is a single-box development mode, so DEBUG is on unless switched off.
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 if DEBUG:
@@ -78,7 +78,7 @@ TEMPLATES = [
     },
 ]
 
-# --- Database -----------------------------------------------------------------------------------
+# --- Database ------------------------------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL + IMMEDIATE transactions let the in-process worker threads write beside the server.
@@ -96,7 +96,7 @@ else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Redis, channels ------------------------------------------------------------------------------
+# --- Redis, channels -----------------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
     CHANNEL_LAYERS = {
@@ -106,9 +106,11 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "config.inmemory_layer.ThreadSafeInMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "config.inmemory_layer.ThreadSafeInMemoryChannelLayer"}
+    }
 
-# --- Auth, i18n, static ---------------------------------------------------------------------------
+# --- Auth, i18n, static --------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -136,7 +138,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-        if DEBUG else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
 
@@ -161,14 +164,14 @@ LOGGING = {
     "loggers": {"httpx": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
 }
 
-# --- REST framework ---------------------------------------------------------------------------------
+# --- REST framework ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
 }
 
-# --- Model providers ------------------------------------------------------------------------------
+# --- Model providers -----------------------------------------------------------------------------
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_MODEL = env("OPENAI_MODEL", default="gpt-4o-mini")
@@ -180,7 +183,7 @@ DEFAULT_MODEL_PROVIDER = env(
 )
 OFFLINE_MODEL_DELAY_MS = env.int("OFFLINE_MODEL_DELAY_MS", default=25)  # per streamed word
 
-# --- Chat and runs ----------------------------------------------------------------------------------
+# --- Chat and runs -------------------------------------------------------------------------------
 CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=32_000)
 WS_MAX_FRAME_BYTES = env.int("WS_MAX_FRAME_BYTES", default=256 * 1024)
 CHAT_HISTORY_TURNS = env.int("CHAT_HISTORY_TURNS", default=20)  # earlier turns sent to the model
@@ -189,7 +192,7 @@ RUN_DEADLINE_SECONDS = env.int("RUN_DEADLINE_SECONDS", default=900)
 TOOL_RESULT_MAX_CHARS = env.int("TOOL_RESULT_MAX_CHARS", default=16_000)
 DELEGATION_MAX_DEPTH = env.int("DELEGATION_MAX_DEPTH", default=2)
 
-# --- Celery and the enqueue seam -------------------------------------------------------------------
+# --- Celery and the enqueue seam -----------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # With no broker, tasks run on an in-process thread pool after commit (config.enqueue).
 INPROCESS_WORKERS = env.int("INPROCESS_WORKERS", default=4)

@@ -14,8 +14,17 @@ from delegation.models import Run
 class RunAdmin(admin.ModelAdmin):
     """Runs are records of work done: browsable, never edited by hand."""
 
-    list_display = ["id", "agent", "user", "status", "depth", "steps", "tokens", "duration",
-                    "created_at"]
+    list_display = [
+        "id",
+        "agent",
+        "user",
+        "status",
+        "depth",
+        "steps",
+        "tokens",
+        "duration",
+        "created_at",
+    ]
     list_filter = ["status", "agent", "depth"]
     search_fields = ["id", "task", "user__username", "agent__name"]
     raw_id_fields = ["session", "user", "parent", "user_message"]

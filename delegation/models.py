@@ -30,7 +30,9 @@ class Run(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     session = models.ForeignKey("chat.ChatSession", on_delete=models.CASCADE, related_name="runs")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs"
+    )
     agent = models.ForeignKey("agents.Agent", on_delete=models.PROTECT, related_name="runs")
     agent_version = models.PositiveIntegerField()
     agent_config = models.JSONField()  # the definition as it was when the run began

@@ -56,8 +56,12 @@ def run_advance(*, run_id: Any) -> AdvanceOutcome:
     try:
         while True:
             if timezone.now() > run.deadline:
-                return _end(run, emitter, RunStatus.TIMED_OUT, error=_error(
-                    "run_timeout", "The run went past its time limit."))
+                return _end(
+                    run,
+                    emitter,
+                    RunStatus.TIMED_OUT,
+                    error=_error("run_timeout", "The run went past its time limit."),
+                )
             answer = _step(run, emitter)
             if answer is not None:
                 return _end(run, emitter, RunStatus.SUCCEEDED, answer=answer)
@@ -73,8 +77,12 @@ def run_advance(*, run_id: Any) -> AdvanceOutcome:
         return _end(run, emitter, RunStatus.FAILED, error=_error(exc.code, exc.message))
     except Exception:
         logger.exception("run %s failed", run.id)
-        return _end(run, emitter, RunStatus.FAILED, error=_error(
-            "internal_error", "Something went wrong on our side."))
+        return _end(
+            run,
+            emitter,
+            RunStatus.FAILED,
+            error=_error("internal_error", "Something went wrong on our side."),
+        )
 
 
 def _should_hand_over(task_started: float) -> bool:
@@ -95,11 +103,13 @@ def _step(run: Run, emitter: RunEmitter) -> str | None:
     request = ModelRequest(
         model=config["model"] or settings.OPENAI_MODEL,
         messages=[{"role": "system", "content": config["system_prompt"]}, *run.transcript]
-        if config["system_prompt"] else list(run.transcript),
+        if config["system_prompt"]
+        else list(run.transcript),
         tools=[] if final_step else [t.openai_schema() for t in tools.values()],
         temperature=config["temperature"],
         max_tokens=config["max_tokens"],
         base_url=config["base_url"],
+        api_key_env=config.get("api_key_env", ""),
     )
     provider = provider_for(config["provider"])
     label = "offline" if provider.name == "offline" else request.model
@@ -118,8 +128,12 @@ def _step(run: Run, emitter: RunEmitter) -> str | None:
     if not calls and not stream.text.strip():
         stream.add("(The model returned an empty answer.)")
     if stream.started:
-        stream.complete(usage={"prompt_tokens": usage.prompt_tokens,
-                               "completion_tokens": usage.completion_tokens})
+        stream.complete(
+            usage={
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+            }
+        )
     assistant: dict[str, Any] = {"role": "assistant", "content": stream.text or None}
     if calls:
         assistant["tool_calls"] = [
@@ -150,7 +164,9 @@ def _pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dic
 
 
 def _run_tools(
-    run: Run, emitter: RunEmitter, pending: list[tuple[int, dict[str, Any]]],
+    run: Run,
+    emitter: RunEmitter,
+    pending: list[tuple[int, dict[str, Any]]],
     tools: dict[str, Tool],
 ) -> None:
     """Execute each pending call, saving after each so a crash never runs one twice."""
@@ -160,26 +176,47 @@ def _run_tools(
         name, raw = call["function"]["name"], call["function"]["arguments"]
         message_id = message_id_for(run, "tool", step, index)
         shown_arguments = _parse_for_display(raw)
-        emitter.emit("tool.called", message_id, call_id=call["id"], name=name,
-                     arguments=shown_arguments)
+        emitter.emit(
+            "tool.called", message_id, call_id=call["id"], name=name, arguments=shown_arguments
+        )
         registered = tools.get(name)
         if registered is None:
-            result = ToolResult(False, error_code="unknown_tool", error=(
-                f"There is no tool named {name!r} available to you. "
-                f"Available: {', '.join(sorted(tools)) or 'none'}."))
+            result = ToolResult(
+                False,
+                error_code="unknown_tool",
+                error=(
+                    f"There is no tool named {name!r} available to you. "
+                    f"Available: {', '.join(sorted(tools)) or 'none'}."
+                ),
+            )
         else:
             result = execute(registered, context, raw)
-        outcome = {"ok": result.ok, "result": result.data} if result.ok else {
-            "ok": False, "error": {"code": result.error_code, "message": result.error}}
+        outcome = (
+            {"ok": result.ok, "result": result.data}
+            if result.ok
+            else {"ok": False, "error": {"code": result.error_code, "message": result.error}}
+        )
         message_upsert(
-            message_id=message_id, session_id=run.session_id, role=MessageRole.TOOL, run=run,
-            agent=emitter.tag, status=MessageStatus.COMPLETED,
+            message_id=message_id,
+            session_id=run.session_id,
+            role=MessageRole.TOOL,
+            run=run,
+            agent=emitter.tag,
+            status=MessageStatus.COMPLETED,
             tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
         )
-        run.transcript = [*run.transcript, {
-            "role": "tool", "tool_call_id": call["id"], "content": result.as_content()}]
-        emitter.emit("tool.result", message_id, call_id=call["id"], name=name,
-                     arguments=shown_arguments, **outcome)
+        run.transcript = [
+            *run.transcript,
+            {"role": "tool", "tool_call_id": call["id"], "content": result.as_content()},
+        ]
+        emitter.emit(
+            "tool.result",
+            message_id,
+            call_id=call["id"],
+            name=name,
+            arguments=shown_arguments,
+            **outcome,
+        )
         _save(run, emitter)
 
 
@@ -207,7 +244,11 @@ FAILURE_SENTENCES = {
 
 
 def _end(
-    run: Run, emitter: RunEmitter, status: str, *, answer: str = "",
+    run: Run,
+    emitter: RunEmitter,
+    status: str,
+    *,
+    answer: str = "",
     error: dict[str, str] | None = None,
 ) -> AdvanceOutcome:
     """Record the outcome; on failure tell the user plainly, in the chat and as an `error` event."""

@@ -26,7 +26,12 @@ def run_heartbeat(*, run: Run) -> None:
 
 
 def run_create(
-    *, agent: Agent, user: Any, session: Any, task: str, transcript: list[dict[str, Any]],
+    *,
+    agent: Agent,
+    user: Any,
+    session: Any,
+    task: str,
+    transcript: list[dict[str, Any]],
     user_message: Any = None,
 ) -> Run:
     """A queued root run with the agent's definition pinned as it is now."""
@@ -91,8 +96,12 @@ def run_release(*, run: Run) -> bool:
     """Hand a running run back to the queue (the task re-enqueues it to continue)."""
     return bool(
         Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-            status=RunStatus.QUEUED, lease_expires_at=None, transcript=run.transcript,
-            steps=run.steps, usage=run.usage, last_seq=run.last_seq,
+            status=RunStatus.QUEUED,
+            lease_expires_at=None,
+            transcript=run.transcript,
+            steps=run.steps,
+            usage=run.usage,
+            last_seq=run.last_seq,
         )
     )
 
@@ -103,8 +112,15 @@ def run_finish(
     """End a running run; False if it had already ended (e.g. cancelled)."""
     now = timezone.now()
     fields = dict(
-        status=status, answer=answer, error=error, finished_at=now, lease_expires_at=None,
-        transcript=run.transcript, steps=run.steps, usage=run.usage, last_seq=run.last_seq,
+        status=status,
+        answer=answer,
+        error=error,
+        finished_at=now,
+        lease_expires_at=None,
+        transcript=run.transcript,
+        steps=run.steps,
+        usage=run.usage,
+        last_seq=run.last_seq,
     )
     updated = Run.objects.filter(pk=run.pk).exclude(status__in=FINAL_STATUSES).update(**fields)
     for name, value in fields.items():
@@ -126,10 +142,11 @@ def usage_add(usage: dict[str, int], prompt_tokens: int, completion_tokens: int)
     prompt = usage.get("prompt_tokens", 0) + prompt_tokens
     completion = usage.get("completion_tokens", 0) + completion_tokens
     return {
-        "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
         "model_calls": usage.get("model_calls", 0) + 1,
     }
-
 
 
 def run_stop(*, run: Run) -> bool:
@@ -145,7 +162,13 @@ def run_stop(*, run: Run) -> bool:
             status=MessageStatus.CANCELLED
         )
         run.refresh_from_db()
-        emit(envelope("run.completed", session_id=run.session_id, run_id=run.id,
-                      agent=agent_tag(run), data={"status": run.status, "usage": run.usage,
-                                                  "error": None}))
+        emit(
+            envelope(
+                "run.completed",
+                session_id=run.session_id,
+                run_id=run.id,
+                agent=agent_tag(run),
+                data={"status": run.status, "usage": run.usage, "error": None},
+            )
+        )
     return True

@@ -16,7 +16,7 @@ PERSIST_INTERVAL = 0.3  # seconds between saves of partial text (and cancellatio
 
 
 class MessageStream:
-    """One agent message as it streams: started on the first text, deltas batched, then completed."""
+    """One agent message as it streams: started on first text, deltas batched, then completed."""
 
     def __init__(self, emitter: RunEmitter, message_id: uuid.UUID, model_label: str) -> None:
         self.emitter = emitter
@@ -73,7 +73,12 @@ class MessageStream:
     def _save(self, status: str) -> None:
         run = self.emitter.run
         message_upsert(
-            message_id=self.message_id, session_id=run.session_id, role=MessageRole.AGENT,
-            run=run, agent=self.emitter.tag, content=self.text, status=status,
+            message_id=self.message_id,
+            session_id=run.session_id,
+            role=MessageRole.AGENT,
+            run=run,
+            agent=self.emitter.tag,
+            content=self.text,
+            status=status,
             model=self.model_label,
         )

@@ -14,7 +14,7 @@ from tests.fake_openai import FakeOpenAI
 
 @pytest.fixture(autouse=True)
 def embedded_mode(request: pytest.FixtureRequest, settings) -> Iterator[None]:
-    """Unless a test is marked distributed: in-process tasks, in-memory layer, instant offline model."""
+    """In-process tasks and in-memory layer unless marked distributed; instant offline model."""
     settings.OFFLINE_MODEL_DELAY_MS = 0
     if request.node.get_closest_marker("distributed") is None:
         settings.CELERY_BROKER_URL = ""
@@ -55,7 +55,9 @@ def fake_openai(settings) -> Iterator[FakeOpenAI]:
 def entry_agent(db):
     """The entry agent, on the offline model, with the built-in tools."""
     return make_agent(
-        "assistant", display_name="Assistant", is_entry=True,
+        "assistant",
+        display_name="Assistant",
+        is_entry=True,
         tool_keys=["current_time", "calculate", "search_my_chats"],
     )
 
@@ -64,6 +66,10 @@ def entry_agent(db):
 def openai_entry_agent(db, fake_openai):
     """The entry agent on the openai provider (the fake server)."""
     return make_agent(
-        "assistant", display_name="Assistant", is_entry=True, provider="openai",
-        model="fake-model", tool_keys=["current_time", "calculate"],
+        "assistant",
+        display_name="Assistant",
+        is_entry=True,
+        provider="openai",
+        model="fake-model",
+        tool_keys=["current_time", "calculate"],
     )

@@ -23,8 +23,11 @@ def make_agent(name: str | None = None, *, subagents: list[Agent] = (), **fields
     """An enabled agent with a first revision recorded, as admin would save it."""
     name = name or f"agent{next(_counter)}"
     defaults: dict[str, Any] = {
-        "display_name": name.title(), "description": f"{name} agent", "provider": "offline",
-        "system_prompt": f"You are {name}.", "tool_keys": [],
+        "display_name": name.title(),
+        "description": f"{name} agent",
+        "provider": "offline",
+        "system_prompt": f"You are {name}.",
+        "tool_keys": [],
     }
     defaults.update(fields)
     agent = Agent.objects.create(name=name, **defaults)

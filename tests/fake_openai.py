@@ -60,6 +60,7 @@ class FakeOpenAI:
         self.replies: deque[Reply] = deque()
         self.fallback: Callable[[dict[str, Any]], Reply] = lambda body: text("fallback answer")
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []  # the Authorization header of each request
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -105,6 +106,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                fake.authorizations.append(self.headers.get("Authorization"))
                 reply = fake._next(body)
                 if reply.stall_seconds:
                     time.sleep(reply.stall_seconds)
@@ -139,8 +141,12 @@ def _event(data: Any) -> bytes:
 
 
 def _chunks(body: dict[str, Any], reply: Reply) -> list[bytes]:
-    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-            "model": body.get("model", "fake")}
+    base = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": body.get("model", "fake"),
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         return _event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
@@ -152,13 +158,29 @@ def _chunks(body: dict[str, Any], reply: Reply) -> list[bytes]:
     for index, (name, raw) in enumerate(reply.tool_calls):
         size = max(1, -(-len(raw) // max(1, reply.split)))
         pieces = [raw[i : i + size] for i in range(0, len(raw), size)] or [""]
-        out.append(chunk({"tool_calls": [{"index": index, "id": f"call_{index}_{len(body.get('messages', []))}",
-                                           "type": "function",
-                                           "function": {"name": name, "arguments": ""}}]}))
-        out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in pieces]
+        out.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": f"call_{index}_{len(body.get('messages', []))}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        out += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in pieces
+        ]
     out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
-    usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-             "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+    usage = {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+    }
     out.append(_event({**base, "choices": [], "usage": usage}))
     out.append(_event("[DONE]"))
     return out

@@ -17,8 +17,13 @@ PRODUCTION = {
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "OPENAI_"))}
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, capture_output=True,
-                          text=True, env={**clean, **env})
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
+    )
 
 
 def test_production_settings_pass_check_deploy_without_warnings():
@@ -39,8 +44,12 @@ def test_time_limits_that_do_not_nest_are_refused():
 
 
 def test_redis_url_switches_on_redis_layer_and_broker():
-    code = ("from django.conf import settings as s; "
-            "print(s.CHANNEL_LAYERS['default']['BACKEND'], s.CELERY_BROKER_URL)")
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.CHANNEL_LAYERS['default']['BACKEND'], s.CELERY_BROKER_URL)"
+    )
     result = manage("shell", "-v", "0", "-c", code, REDIS_URL="redis://127.0.0.1:6379/3")
-    assert result.stdout.split() == ["channels_redis.core.RedisChannelLayer",
-                                     "redis://127.0.0.1:6379/3"]
+    assert result.stdout.split() == [
+        "channels_redis.core.RedisChannelLayer",
+        "redis://127.0.0.1:6379/3",
+    ]

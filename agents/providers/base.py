@@ -19,6 +19,7 @@ class ModelRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     base_url: str = ""
+    api_key_env: str = ""  # the environment variable holding this agent's key, if any
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,11 @@ class OfflineProvider:
             yield ToolCallRequest(f"offline_{digest}", name, json.dumps(arguments))
             yield Usage(_count(request.messages), 8)
             return
-        reply = _summarize_tools(request.messages) if last["role"] == "tool" else _explain(request, last)
+        reply = (
+            _summarize_tools(request.messages)
+            if last["role"] == "tool"
+            else _explain(request, last)
+        )
         words = re.findall(r"\S+\s*", reply)
         delay = settings.OFFLINE_MODEL_DELAY_MS / 1000
         for word in words:
@@ -127,9 +131,8 @@ def _describe(name: str, body: dict[str, Any]) -> str:
         return f"The {name} tool reported a problem: {error.get('message', 'unknown error')}"
     result = body.get("result", body.get("text"))  # "text": a result cut to TOOL_RESULT_MAX_CHARS
     if name == "current_time" and isinstance(result, dict):
-        return (
-            f"It is {result['time']} on {result['weekday']}, {result['date']} ({result['timezone']})."
-        )
+        when = f"{result['weekday']}, {result['date']} ({result['timezone']})"
+        return f"It is {result['time']} on {when}."
     if name == "calculate" and isinstance(result, dict):
         return f"{result['expression']} = {result['value']}."
     return f"The {name} tool returned: {json.dumps(result, ensure_ascii=False)[:500]}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -37,27 +38,31 @@ class OpenAIProvider:
     def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
         """Stream one completion, assembling tool-call arguments split across chunks."""
         base_url = request.base_url or settings.OPENAI_BASE_URL
-        api_key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
-        if not api_key:
-            raise ProviderError(
-                "model_misconfigured", "OPENAI_API_KEY is not set and no OPENAI_BASE_URL is given."
-            )
+        api_key = _api_key(request, base_url)
         client = _client(base_url, api_key, settings.OPENAI_TIMEOUT, settings.OPENAI_MAX_RETRIES)
         try:
             yield from self._stream(client, request)
         except openai.APITimeoutError as exc:
             raise ProviderError("model_timeout", _timeout_message()) from exc
         except openai.RateLimitError as exc:
-            raise ProviderError("model_rate_limited", "The model service is rate limiting us.") from exc
+            raise ProviderError(
+                "model_rate_limited", "The model service is rate limiting us."
+            ) from exc
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise ProviderError("model_auth", "The model service refused our credentials.") from exc
         except openai.APIConnectionError as exc:
-            raise ProviderError("model_unavailable", "The model service cannot be reached.") from exc
+            raise ProviderError(
+                "model_unavailable", "The model service cannot be reached."
+            ) from exc
         except openai.APIStatusError as exc:
             code = "model_unavailable" if exc.status_code >= 500 else "model_error"
-            raise ProviderError(code, f"The model service answered {exc.status_code}: {_brief(exc)}") from exc
+            raise ProviderError(
+                code, f"The model service answered {exc.status_code}: {_brief(exc)}"
+            ) from exc
         except openai.APIError as exc:
-            raise ProviderError("model_error", f"The model service sent a bad answer: {_brief(exc)}") from exc
+            raise ProviderError(
+                "model_error", f"The model service sent a bad answer: {_brief(exc)}"
+            ) from exc
         except json.JSONDecodeError as exc:  # the SDK lets a non-JSON stream chunk escape as is
             message = "The model service sent a stream chunk that is not JSON."
             raise ProviderError("model_error", message) from exc
@@ -73,7 +78,9 @@ class OpenAIProvider:
                 if time.monotonic() > deadline:
                     raise ProviderError("model_timeout", _timeout_message())
                 if chunk.usage is not None:
-                    usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+                    usage = Usage(
+                        chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                    )
                 for choice in chunk.choices:
                     finished = finished or choice.finish_reason is not None
                     delta = choice.delta
@@ -91,6 +98,25 @@ class OpenAIProvider:
                 call["id"] or f"call_{index}", call["name"], "".join(call["arguments"])
             )
         yield usage
+
+
+def _api_key(request: ModelRequest, base_url: str) -> str:
+    """The agent's own key variable if it names one, else OPENAI_API_KEY; servers like Ollama
+    need none, so a base URL alone is enough."""
+    if request.api_key_env:
+        key = os.environ.get(request.api_key_env, "")
+        if not key:
+            raise ProviderError(
+                "model_misconfigured",
+                f"The agent's key variable {request.api_key_env} is not set on the server.",
+            )
+        return key
+    key = settings.OPENAI_API_KEY or ("not-needed" if base_url else "")
+    if not key:
+        raise ProviderError(
+            "model_misconfigured", "OPENAI_API_KEY is not set and no OPENAI_BASE_URL is given."
+        )
+    return key
 
 
 def _arguments(request: ModelRequest) -> dict[str, Any]:

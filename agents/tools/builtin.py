@@ -54,8 +54,12 @@ def current_time(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 _BINARY = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
@@ -99,8 +103,10 @@ def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
     if (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        and node.func.id in _FUNCTIONS and not node.keywords
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS
+        and not node.keywords
     ):
         return _bounded(_FUNCTIONS[node.func.id](*[_evaluate(a) for a in node.args]))
     raise ToolError("Only numbers, + - * / // % **, parentheses, pi, e and sqrt/abs/round/min/max.")
@@ -112,8 +118,12 @@ def _evaluate(node: ast.AST) -> float:
     {
         "type": "object",
         "properties": {
-            "expression": {"type": "string", "minLength": 1, "maxLength": 500,
-                           "description": "e.g. (1200 * 0.05) + 3"}
+            "expression": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 500,
+                "description": "e.g. (1200 * 0.05) + 3",
+            }
         },
         "required": ["expression"],
         "additionalProperties": False,

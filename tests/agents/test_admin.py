@@ -33,11 +33,25 @@ def restore_url(agent: Agent, version: int) -> str:
 def form_data(**values: Any) -> dict[str, Any]:
     """Every field of the agent change form, as the browser posts it (unchecked boxes omitted)."""
     fields: dict[str, Any] = {
-        "name": "helper", "display_name": "Helper", "description": "Answers questions.",
-        "tags": "alpha, beta", "system_prompt": "Be helpful.", "provider": "offline",
-        "model": "", "base_url": "", "temperature": 0.5, "max_tokens": 500,
-        "tool_keys": ["calculate"], "allowed_subagents": [], "max_depth": 2, "max_steps": 8,
-        "enabled": True, "delegatable": True, "is_entry": False, "access_group": None,
+        "name": "helper",
+        "display_name": "Helper",
+        "description": "Answers questions.",
+        "tags": "alpha, beta",
+        "system_prompt": "Be helpful.",
+        "provider": "offline",
+        "model": "",
+        "base_url": "",
+        "api_key_env": "",
+        "temperature": 0.5,
+        "max_tokens": 500,
+        "tool_keys": ["calculate"],
+        "allowed_subagents": [],
+        "max_depth": 2,
+        "max_steps": 8,
+        "enabled": True,
+        "delegatable": True,
+        "is_entry": False,
+        "access_group": None,
         "access_permission": "",
     }
     fields.update(values)
@@ -58,15 +72,26 @@ def form_data(**values: Any) -> dict[str, Any]:
 def agent_data(agent: Agent, **changes: Any) -> dict[str, Any]:
     """The change form of `agent` as it renders, with `changes` applied."""
     values: dict[str, Any] = {
-        "name": agent.name, "display_name": agent.display_name,
-        "description": agent.description, "tags": ", ".join(agent.tags),
-        "system_prompt": agent.system_prompt, "provider": agent.provider, "model": agent.model,
-        "base_url": agent.base_url, "temperature": agent.temperature,
-        "max_tokens": agent.max_tokens, "tool_keys": list(agent.tool_keys),
+        "name": agent.name,
+        "display_name": agent.display_name,
+        "description": agent.description,
+        "tags": ", ".join(agent.tags),
+        "system_prompt": agent.system_prompt,
+        "provider": agent.provider,
+        "model": agent.model,
+        "base_url": agent.base_url,
+        "api_key_env": agent.api_key_env,
+        "temperature": agent.temperature,
+        "max_tokens": agent.max_tokens,
+        "tool_keys": list(agent.tool_keys),
         "allowed_subagents": [a.pk for a in agent.allowed_subagents.all()],
-        "max_depth": agent.max_depth, "max_steps": agent.max_steps, "enabled": agent.enabled,
-        "delegatable": agent.delegatable, "is_entry": agent.is_entry,
-        "access_group": agent.access_group_id, "access_permission": agent.access_permission,
+        "max_depth": agent.max_depth,
+        "max_steps": agent.max_steps,
+        "enabled": agent.enabled,
+        "delegatable": agent.delegatable,
+        "is_entry": agent.is_entry,
+        "access_group": agent.access_group_id,
+        "access_permission": agent.access_permission,
     }
     values.update(changes)
     return form_data(**values)
@@ -87,8 +112,14 @@ def admin_client(client, admin_user):
 @pytest.fixture
 def helper(db) -> Agent:
     return make_agent(
-        "helper", display_name="Helper", description="Answers questions.", tags=["alpha"],
-        system_prompt="Be helpful.", temperature=0.5, max_tokens=500, tool_keys=["calculate"],
+        "helper",
+        display_name="Helper",
+        description="Answers questions.",
+        tags=["alpha"],
+        system_prompt="Be helpful.",
+        temperature=0.5,
+        max_tokens=500,
+        tool_keys=["calculate"],
     )
 
 
@@ -105,10 +136,14 @@ def test_add_page_offers_every_registry_tool_as_a_checkbox_with_its_description(
 
 def test_creating_an_agent_stores_tags_tools_and_first_revision(admin_client, admin_user):
     math = make_agent("math")
-    response = admin_client.post(ADD_URL, form_data(
-        tags="alpha, 财务 , beta, alpha", tool_keys=["calculate", "current_time"],
-        allowed_subagents=[math.pk],
-    ))
+    response = admin_client.post(
+        ADD_URL,
+        form_data(
+            tags="alpha, 财务 , beta, alpha",
+            tool_keys=["calculate", "current_time"],
+            allowed_subagents=[math.pk],
+        ),
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     agent = Agent.objects.get(name="helper")
     assert agent.tags == ["alpha", "财务", "beta"]
@@ -122,9 +157,15 @@ def test_creating_an_agent_stores_tags_tools_and_first_revision(admin_client, ad
 
 
 def test_editing_bumps_the_version_and_stores_the_new_values(admin_client, helper):
-    response = admin_client.post(change_url(helper), agent_data(
-        helper, system_prompt="Be brief.", tags="alpha, gamma", tool_keys=["current_time"],
-    ))
+    response = admin_client.post(
+        change_url(helper),
+        agent_data(
+            helper,
+            system_prompt="Be brief.",
+            tags="alpha, gamma",
+            tool_keys=["current_time"],
+        ),
+    )
     assert response.status_code == 302
     helper.refresh_from_db()
     assert helper.version == 2
@@ -148,6 +189,8 @@ def test_editing_bumps_the_version_and_stores_the_new_values(admin_client, helpe
         ({"provider": "openai", "model": ""}, "model", "Name a model"),
         ({"access_permission": "chat.fly_to_moon"}, "access_permission", "No permission"),
         ({"is_entry": True, "enabled": False}, "enabled", "entry agent must be enabled"),
+        ({"api_key_env": "my key!"}, "api_key_env", "An environment variable name"),
+        ({"base_url": "not a url at all"}, "base_url", "Enter a valid URL"),
     ],
 )
 def test_invalid_edit_is_refused_with_a_message_and_changes_nothing(
@@ -183,8 +226,9 @@ def test_an_agent_cannot_list_itself_as_a_subagent(admin_client, helper):
         change_url(helper), agent_data(helper, allowed_subagents=[other.pk, helper.pk])
     )
     errors = form_errors(response)
-    assert any(f"{helper.pk} is not one of the available" in e
-               for e in errors.get("allowed_subagents", [])), errors
+    assert any(
+        f"{helper.pk} is not one of the available" in e for e in errors.get("allowed_subagents", [])
+    ), errors
     assert not helper.allowed_subagents.exists()
     assert Agent.objects.get(pk=helper.pk).version == 1
 
@@ -225,11 +269,19 @@ def test_restore_brings_back_fields_and_subagents_as_a_new_revision(admin_client
     math, clock = make_agent("math"), make_agent("clock")
     group = Group.objects.create(name="finance")
     admin_client.post(change_url(helper), agent_data(helper, allowed_subagents=[math.pk]))
-    admin_client.post(change_url(helper), agent_data(
-        Agent.objects.get(pk=helper.pk), system_prompt="Changed.", tags="other",
-        tool_keys=["current_time"], allowed_subagents=[clock.pk], max_steps=3,
-        temperature=1.5, access_group=group.pk,
-    ))
+    admin_client.post(
+        change_url(helper),
+        agent_data(
+            Agent.objects.get(pk=helper.pk),
+            system_prompt="Changed.",
+            tags="other",
+            tool_keys=["current_time"],
+            allowed_subagents=[clock.pk],
+            max_steps=3,
+            temperature=1.5,
+            access_group=group.pk,
+        ),
+    )
     helper.refresh_from_db()
     assert helper.version == 3 and helper.access_group == group
 

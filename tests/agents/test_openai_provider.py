@@ -295,3 +295,21 @@ def test_unknown_provider_name_is_misconfigured():
         provider_for("anthropic-ish")
 
     assert caught.value.code == "model_misconfigured"
+
+
+def test_agent_key_variable_is_used_and_a_missing_one_is_a_clear_error(
+    fake_openai, settings, monkeypatch
+):
+    settings.OPENAI_API_KEY = ""
+    fake_openai.script(text("hi"))
+    monkeypatch.setenv("TEAM_B_KEY", "secret-b")
+    provider = provider_for("openai")
+    request = ModelRequest(
+        model="m", messages=[{"role": "user", "content": "x"}], api_key_env="TEAM_B_KEY"
+    )
+    list(provider.stream(request))
+    assert fake_openai.authorizations[-1] == "Bearer secret-b"
+    monkeypatch.delenv("TEAM_B_KEY")
+    with pytest.raises(ProviderError) as caught:
+        list(provider.stream(request))
+    assert caught.value.code == "model_misconfigured" and "TEAM_B_KEY" in caught.value.message

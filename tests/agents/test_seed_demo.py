@@ -67,9 +67,7 @@ def test_second_run_keeps_an_admins_edit():
 def test_an_admins_entry_agent_is_kept():
     make_agent("concierge", is_entry=True)
     seed()
-    assert list(Agent.objects.filter(is_entry=True).values_list("name", flat=True)) == [
-        "concierge"
-    ]
+    assert list(Agent.objects.filter(is_entry=True).values_list("name", flat=True)) == ["concierge"]
 
 
 def test_users_option_refuses_without_debug_and_writes_nothing(settings):

@@ -100,7 +100,9 @@ def test_agents_usable_by_lists_enabled_permitted_agents_only(user, finance):
     assert [a.name for a in agents_usable_by(user=user)] == ["open"]
     user.groups.add(finance)
     assert [a.name for a in agents_usable_by(user=with_permission(user))] == [
-        "grouped", "guarded", "open",
+        "grouped",
+        "guarded",
+        "open",
     ]
 
 

@@ -21,7 +21,9 @@ async def connect(user: Any) -> WebsocketCommunicator:
 
 
 def send_frame(
-    text: str = "hello", *, session_id: uuid.UUID | str | None = None,
+    text: str = "hello",
+    *,
+    session_id: uuid.UUID | str | None = None,
     message_id: uuid.UUID | str | None = None,
 ) -> dict[str, Any]:
     """A message.send frame with fresh ids unless given."""

@@ -1,4 +1,4 @@
-"""Bad input over the websocket: each gets a clear error, the socket stays usable, nothing is lost."""
+"""Bad websocket input: each gets a clear error, the socket stays usable, nothing is lost."""
 
 from __future__ import annotations
 
@@ -34,26 +34,34 @@ async def still_usable(ws) -> None:
 
 
 async def test_anonymous_socket_is_closed_with_4401():
-    communicator = WebsocketCommunicator(application, "/ws/chat/",
-                                         headers=[(b"origin", b"http://localhost")])
+    communicator = WebsocketCommunicator(
+        application, "/ws/chat/", headers=[(b"origin", b"http://localhost")]
+    )
     communicator.scope["user"] = AnonymousUser()
     connected, code = await communicator.connect()
     assert not connected and code == 4401
 
 
 async def test_foreign_origin_is_refused():
-    communicator = WebsocketCommunicator(application, "/ws/chat/",
-                                         headers=[(b"origin", b"http://evil.example")])
+    communicator = WebsocketCommunicator(
+        application, "/ws/chat/", headers=[(b"origin", b"http://evil.example")]
+    )
     connected, _ = await communicator.connect()
     assert not connected
 
 
 @pytest.mark.parametrize(
     ("raw", "code"),
-    [("{not json", "bad_json"), ("[1, 2]", "bad_json"), ('{"type": "launch.missiles"}', "unknown_type"),
-     ('{"type": "message.send", "message_id": "x"}', "invalid")],
+    [
+        ("{not json", "bad_json"),
+        ("[1, 2]", "bad_json"),
+        ('{"type": "launch.missiles"}', "unknown_type"),
+        ('{"type": "message.send", "message_id": "x"}', "invalid"),
+    ],
 )
-async def test_malformed_frames_get_an_error_and_the_socket_stays_usable(user, entry_agent, raw, code):
+async def test_malformed_frames_get_an_error_and_the_socket_stays_usable(
+    user, entry_agent, raw, code
+):
     ws = await connect(user)
     await ws.send_to(text_data=raw)
     await expect_error(ws, code)
@@ -119,7 +127,8 @@ async def test_another_users_session_is_refused_exactly_like_a_missing_one(
     user, other_user, entry_agent
 ):
     theirs = await database_sync_to_async(ChatSession.objects.create)(
-        id=uuid.uuid4(), user=other_user, title="private")
+        id=uuid.uuid4(), user=other_user, title="private"
+    )
     ws = await connect(user)
     await ws.send_json_to({"type": "session.join", "session_id": str(theirs.id)})
     foreign = await expect_error(ws, "session_not_found")
@@ -243,7 +252,8 @@ async def test_user_can_stop_a_running_turn(user, entry_agent, settings):
     run = await database_sync_to_async(Run.objects.get)(pk=created["run_id"])
     assert run.status == RunStatus.CANCELLED
     statuses = await database_sync_to_async(
-        lambda: set(run.messages.values_list("status", flat=True)))()
+        lambda: set(run.messages.values_list("status", flat=True))
+    )()
     assert "streaming" not in statuses
     await ws.disconnect()
 

@@ -27,8 +27,13 @@ async def test_turn_streams_tool_call_and_answer_then_replays_the_same(user, ent
     answer = next(e for e in events if e["type"] == "message.completed")
     assert "6*7 = 42" in answer["data"]["text"]
     tag = answer["agent"]
-    assert tag == {"kind": "entry", "name": "assistant", "display_name": "Assistant",
-                   "depth": 0, "path": ["assistant"]}
+    assert tag == {
+        "kind": "entry",
+        "name": "assistant",
+        "display_name": "Assistant",
+        "depth": 0,
+        "path": ["assistant"],
+    }
     seqs = [e["seq"] for e in events if e["run_id"] and e["type"] != "message.created"]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     deltas = "".join(e["data"]["text"] for e in events if e["type"] == "message.delta")

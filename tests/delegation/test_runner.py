@@ -23,15 +23,19 @@ pytestmark = pytest.mark.django_db
 def start_run(user, agent, question: str = "question") -> Run:
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
     return run_create(
-        agent=agent, user=user, session=session, task=question,
+        agent=agent,
+        user=user,
+        session=session,
+        task=question,
         transcript=[{"role": "user", "content": question}],
     )
 
 
 @pytest.fixture
 def agent(fake_openai):
-    return make_agent("worker", provider="openai", model="fake-model", tool_keys=["calculate"],
-                      max_steps=4)
+    return make_agent(
+        "worker", provider="openai", model="fake-model", tool_keys=["calculate"], max_steps=4
+    )
 
 
 def test_tool_loop_runs_tool_and_feeds_result_back(user, agent, fake_openai):
@@ -44,7 +48,9 @@ def test_tool_loop_runs_tool_and_feeds_result_back(user, agent, fake_openai):
     tool_message = fake_openai.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool"
     assert json.loads(tool_message["content"]) == {
-        "ok": True, "result": {"expression": "2+3", "value": 5}}
+        "ok": True,
+        "result": {"expression": "2+3", "value": 5},
+    }
     roles = list(ChatMessage.objects.filter(run=run).values_list("role", flat=True))
     assert roles == [MessageRole.TOOL, MessageRole.AGENT]
 
@@ -72,11 +78,16 @@ def test_max_steps_one_answers_without_tools(user, fake_openai):
 
 @pytest.mark.parametrize(
     ("reply", "code"),
-    [(error(500), "model_unavailable"), (error(400, "bad model"), "model_error"),
-     (Reply(stall_seconds=2), "model_timeout"), (Reply(malformed=True), "model_error")],
+    [
+        (error(500), "model_unavailable"),
+        (error(400, "bad model"), "model_error"),
+        (Reply(stall_seconds=2), "model_timeout"),
+        (Reply(malformed=True), "model_error"),
+    ],
 )
-def test_model_failure_fails_the_run_and_tells_the_user_plainly(user, agent, fake_openai,
-                                                                 settings, reply, code):
+def test_model_failure_fails_the_run_and_tells_the_user_plainly(
+    user, agent, fake_openai, settings, reply, code
+):
     settings.OPENAI_TIMEOUT = 0.5
     fake_openai.script(reply)
     run = start_run(user, agent)
@@ -89,8 +100,11 @@ def test_model_failure_fails_the_run_and_tells_the_user_plainly(user, agent, fak
 
 
 def test_malformed_tool_arguments_become_an_error_the_model_can_correct(user, agent, fake_openai):
-    fake_openai.script(tool_call("calculate", '{"expression": "1+', split=2),
-                       tool_call("calculate", {"expression": "1+1"}), text("2"))
+    fake_openai.script(
+        tool_call("calculate", '{"expression": "1+', split=2),
+        tool_call("calculate", {"expression": "1+1"}),
+        text("2"),
+    )
     run = start_run(user, agent)
     run_advance(run_id=run.id)
     run.refresh_from_db()
@@ -106,10 +120,15 @@ def test_schema_violation_is_reported_not_executed(user, agent, fake_openai):
     run = start_run(user, agent)
     run_advance(run_id=run.id)
     result = json.loads(fake_openai.requests[1]["messages"][-1]["content"])
-    assert result["error"]["code"] == "invalid_arguments" and "expression" in result["error"]["message"]
+    assert (
+        result["error"]["code"] == "invalid_arguments"
+        and "expression" in result["error"]["message"]
+    )
 
 
-@pytest.mark.parametrize("name", ["rm_rf", "search_my_chats"])  # unknown, and registered but not granted
+@pytest.mark.parametrize(
+    "name", ["rm_rf", "search_my_chats"]
+)  # unknown, and registered but not granted
 def test_tool_not_on_the_agents_list_is_refused_with_the_list(user, agent, fake_openai, name):
     fake_openai.script(tool_call(name, {"query": "secret"}), text("ok"))
     run = start_run(user, agent)
@@ -148,13 +167,26 @@ def test_expired_lease_is_taken_over(user, agent, fake_openai):
 def test_resumed_run_does_not_repeat_tools_already_answered(user, agent, fake_openai):
     """A worker that died after a tool ran resumes from the saved transcript."""
     run = start_run(user, agent)
-    run.transcript = [*run.transcript,
-                      {"role": "assistant", "content": None, "tool_calls": [
-                          {"id": "a", "type": "function",
-                           "function": {"name": "calculate", "arguments": '{"expression": "1+1"}'}},
-                          {"id": "b", "type": "function",
-                           "function": {"name": "calculate", "arguments": '{"expression": "2+2"}'}}]},
-                      {"role": "tool", "tool_call_id": "a", "content": '{"ok": true}'}]
+    run.transcript = [
+        *run.transcript,
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "a",
+                    "type": "function",
+                    "function": {"name": "calculate", "arguments": '{"expression": "1+1"}'},
+                },
+                {
+                    "id": "b",
+                    "type": "function",
+                    "function": {"name": "calculate", "arguments": '{"expression": "2+2"}'},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": '{"ok": true}'},
+    ]
     run.steps = 1
     run.save()
     fake_openai.script(text("both done"))

@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -20,7 +21,8 @@ def _database_url() -> str:
     if db["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{db['NAME']}"
     port = db.get("PORT") or 5432
-    return f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{port}/{db['NAME']}"
+    user, host = db.get("USER") or "postgres", db.get("HOST") or "127.0.0.1"
+    return f"postgres://{user}@{host}:{port}/{db['NAME']}"
 
 
 def require_distributed() -> None:
@@ -45,14 +47,31 @@ def celery_worker(django_db_setup, flush_redis) -> Iterator[subprocess.Popen]:
     """A real `celery worker` process (prefork, 2 children) on the test database."""
     require_distributed()
     env = {
-        **os.environ, "DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
-        "OFFLINE_MODEL_DELAY_MS": "0", "DJANGO_SETTINGS_MODULE": "config.settings",
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        "OFFLINE_MODEL_DELAY_MS": "0",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
-    log = open(ROOT / "test-output" / "celery-worker.log", "ab") if _log_dir() else subprocess.DEVNULL
+    log = _log_file("celery-worker.log")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO",
-         "--concurrency=2", "--without-mingle", "--without-gossip", "--hostname=test@%h"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel=INFO",
+            "--concurrency=2",
+            "--without-mingle",
+            "--without-gossip",
+            "--hostname=test@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         _wait_ready(process)
@@ -66,9 +85,10 @@ def celery_worker(django_db_setup, flush_redis) -> Iterator[subprocess.Popen]:
         _wait_for_other_sessions_to_close()
 
 
-def _log_dir() -> bool:
+def _log_file(name: str) -> Any:
+    """An append-mode log under test-output/ that a child process writes to."""
     (ROOT / "test-output").mkdir(exist_ok=True)
-    return True
+    return open(ROOT / "test-output" / name, "ab")  # noqa: SIM115  (outlives this function)
 
 
 def _wait_ready(process: subprocess.Popen, timeout: float = 30) -> None:
@@ -98,15 +118,29 @@ def asgi_server(django_db_setup) -> Iterator[str]:
 
     port = _free_port()
     env = {
-        **os.environ, "DATABASE_URL": _database_url(), "OFFLINE_MODEL_DELAY_MS": "30",
-        "DJANGO_DEBUG": "true", "DJANGO_SETTINGS_MODULE": "config.settings",
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "OFFLINE_MODEL_DELAY_MS": "30",
+        "DJANGO_DEBUG": "true",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     env.pop("REDIS_URL", None)  # one process: in-memory layer, in-process pool
-    _log_dir()
-    log = open(ROOT / "test-output" / "daphne.log", "ab")
+    log = _log_file("daphne.log")
     process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "config.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "config.asgi:application",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 30
     while True:
@@ -158,8 +192,14 @@ def browser_page() -> Iterator[object]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
         )
         page = browser.new_page(viewport={"width": 1100, "height": 760})
         page.console_errors = []

@@ -15,8 +15,12 @@ def alice_and_assistant(db):
     """Data is written before the browser starts: Playwright runs the test body in a greenlet,
     where Django would open (and never close) a second connection."""
     make_user("alice")
-    make_agent("assistant", display_name="Assistant", is_entry=True,
-               tool_keys=["calculate", "current_time"])
+    make_agent(
+        "assistant",
+        display_name="Assistant",
+        is_entry=True,
+        tool_keys=["calculate", "current_time"],
+    )
 
 
 def sign_in(page, base_url: str) -> None:

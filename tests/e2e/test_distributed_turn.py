@@ -15,7 +15,9 @@ from tests.chat.helpers import connect, events_until, send_frame
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
 
 
-async def test_turn_runs_on_a_celery_worker_and_streams_over_redis(celery_worker, user, entry_agent):
+async def test_turn_runs_on_a_celery_worker_and_streams_over_redis(
+    celery_worker, user, entry_agent
+):
     assert type(get_channel_layer()).__name__ == "RedisChannelLayer"
     ws = await connect(user)
     frame = send_frame("what is 19*23?")
@@ -28,8 +30,12 @@ async def test_turn_runs_on_a_celery_worker_and_streams_over_redis(celery_worker
     run = await database_sync_to_async(Run.objects.get)(pk=events[0]["run_id"])
     assert run.status == RunStatus.SUCCEEDED
     roles = await database_sync_to_async(
-        lambda: list(ChatMessage.objects.filter(session_id=frame["session_id"])
-                     .values_list("role", flat=True)))()
+        lambda: list(
+            ChatMessage.objects.filter(session_id=frame["session_id"]).values_list(
+                "role", flat=True
+            )
+        )
+    )()
     assert roles == ["user", "tool", "agent"]
     await ws.disconnect()
 
@@ -47,6 +53,7 @@ async def test_duplicate_task_delivery_runs_the_turn_once(celery_worker, user, e
     await asyncio.sleep(1.0)
     assert await ws.receive_nothing(timeout=0.5)
     count = await database_sync_to_async(
-        lambda: ChatMessage.objects.filter(run_id=run_id).count())()
+        lambda: ChatMessage.objects.filter(run_id=run_id).count()
+    )()
     assert count == 2  # one tool message, one answer
     await ws.disconnect()
