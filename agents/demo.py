@@ -21,13 +21,25 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         ),
         "tool_keys": ["current_time", "calculate", "search_my_chats"],
         "is_entry": True,
-        "subagents": ["math", "clock", "archivist"],
+        "subagents": ["finance", "clock", "archivist"],
+    },
+    {
+        "name": "finance",
+        "display_name": "Finance expert",
+        "description": "Budgets, costs, prices and money questions; asks the Math expert to compute.",
+        "tags": ["finance", "budget", "cost", "price", "money", "财务", "预算"],
+        "system_prompt": (
+            "You answer money questions. Ask the math expert for any computation and explain "
+            "the result in one or two sentences."
+        ),
+        "tool_keys": [],
+        "subagents": ["math"],
     },
     {
         "name": "math",
         "display_name": "Math expert",
         "description": "Exact arithmetic: totals, percentages, unit prices, budgets.",
-        "tags": ["math", "finance", "calculation", "计算", "财务"],
+        "tags": ["math", "arithmetic", "calculation", "计算"],
         "system_prompt": "You compute exactly with the calculate tool and show the expression.",
         "tool_keys": ["calculate"],
     },

@@ -22,7 +22,7 @@ from chat.selectors import (
 )
 from chat.services import message_send, preference_set_timezone
 from config.errors import AppError, NotFound
-from delegation.services import run_stop
+from delegation.tree import run_stop
 
 logger = logging.getLogger(__name__)
 

@@ -2,6 +2,7 @@
 
 import os
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -12,6 +13,11 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 import chat.routing  # noqa: E402
+from config.periodic import start_in_process_beat  # noqa: E402
+from delegation.sweeper import runs_sweep  # noqa: E402
+
+# With no broker there is no Celery beat: the server process runs the periodic jobs itself.
+start_in_process_beat([(settings.SWEEP_INTERVAL_SECONDS, runs_sweep)])
 
 application = ProtocolTypeRouter(
     {

@@ -36,6 +36,17 @@ ERROR_CODES: dict[str, str] = {
     "model_misconfigured": "The agent's provider settings cannot work (e.g. no API key).",
     "run_timeout": "The run went past its deadline.",
     "internal_error": "An unexpected server error; it is logged.",
+    # delegation (tool results of `delegate`, shown to the user in delegation.completed)
+    "delegation_unknown_target": "No agent has that name.",
+    "delegation_not_allowed": "The caller may not delegate to that agent.",
+    "delegation_unavailable": "The target is disabled or not delegatable.",
+    "delegation_cycle": "The target is already on the delegation path.",
+    "delegation_depth": "The delegation would exceed the depth limit.",
+    "delegation_forbidden": "The end user may not use the target agent.",
+    "delegation_budget": "The turn has used its delegations.",
+    "delegation_failed": "The expert failed; the message says why.",
+    "delegation_timed_out": "The expert did not answer in time.",
+    "delegation_cancelled": "The expert was stopped.",
     # tool results (inside tool.result, for the model to correct)
     "invalid_json": "The model's tool arguments are not JSON.",
     "invalid_arguments": "The model's tool arguments do not match the tool's schema.",

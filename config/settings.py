@@ -190,7 +190,16 @@ CHAT_HISTORY_TURNS = env.int("CHAT_HISTORY_TURNS", default=20)  # earlier turns 
 EVENT_COALESCE_MS = env.int("EVENT_COALESCE_MS", default=40)  # delta batching window
 RUN_DEADLINE_SECONDS = env.int("RUN_DEADLINE_SECONDS", default=900)
 TOOL_RESULT_MAX_CHARS = env.int("TOOL_RESULT_MAX_CHARS", default=16_000)
-DELEGATION_MAX_DEPTH = env.int("DELEGATION_MAX_DEPTH", default=2)
+DELEGATION_MAX_DEPTH = env.int("DELEGATION_MAX_DEPTH", default=2)  # global cap on tree depth
+# One turn's budget, shared by every run in its delegation tree.
+TURN_MAX_DELEGATIONS = env.int("TURN_MAX_DELEGATIONS", default=8)
+TURN_MAX_MODEL_CALLS = env.int("TURN_MAX_MODEL_CALLS", default=30)
+TURN_MAX_TOKENS = env.int("TURN_MAX_TOKENS", default=200_000)
+CHILD_DEADLINE_SECONDS = env.int("CHILD_DEADLINE_SECONDS", default=300)  # and never past the root's
+# Workers renew a run's lease every third of this; a dead worker's run is taken over after it.
+RUN_LEASE_SECONDS = env.int("RUN_LEASE_SECONDS", default=30)
+SWEEP_INTERVAL_SECONDS = env.float("SWEEP_INTERVAL_SECONDS", default=5.0)
+QUEUED_STALE_SECONDS = env.int("QUEUED_STALE_SECONDS", default=60)  # re-send a lost task after
 
 # --- Celery and the enqueue seam -----------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
@@ -229,5 +238,6 @@ if not (
         "Time limits must nest: OPENAI_TIMEOUT x (retries + 1) < CELERY_TASK_SOFT_TIME_LIMIT "
         "< CELERY_TASK_TIME_LIMIT < CELERY_VISIBILITY_TIMEOUT"
     )
-# A run holds a lease while a worker advances it; the sweeper may take over an expired lease.
-RUN_LEASE_SECONDS = CELERY_TASK_TIME_LIMIT + 30
+CELERY_BEAT_SCHEDULE = {
+    "sweep-runs": {"task": "delegation.sweep_runs", "schedule": SWEEP_INTERVAL_SECONDS},
+}

@@ -43,6 +43,11 @@ class Run(models.Model):
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
     )
     parent_tool_call_id = models.CharField(max_length=128, blank=True)
+    root = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="descendants",
+        help_text="The turn's root run (null on the root itself).",
+    )
+    routing_reason = models.TextField(blank=True)  # why the caller chose this agent
     depth = models.PositiveSmallIntegerField(default=0)
     path = models.JSONField(default=list)  # agent names from the root to this run
     task = models.TextField()
@@ -57,16 +62,31 @@ class Run(models.Model):
     last_seq = models.PositiveIntegerField(default=0)  # events emitted so far
     deadline = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    lease_token = models.UUIDField(null=True, blank=True)  # which claim may write progress
+    queued_at = models.DateTimeField(null=True, blank=True)  # when it last became queued
+    # The turn's budget and what the whole tree used, kept on the root run.
+    budget = models.JSONField(default=dict, blank=True)
+    tree_model_calls = models.PositiveIntegerField(default=0)
+    tree_tokens = models.PositiveIntegerField(default=0)
+    tree_delegations = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["session", "status"], name="run_session_status")]
+        indexes = [
+            models.Index(fields=["session", "status"], name="run_session_status"),
+            models.Index(fields=["status", "deadline"], name="run_status_deadline"),
+        ]
 
     def __str__(self) -> str:
         return f"{'/'.join(self.path)} ({self.status})"
+
+    @property
+    def root_id_or_self(self) -> uuid.UUID:
+        """The id of the turn's root run."""
+        return self.root_id or self.id
 
     @property
     def is_final(self) -> bool:

@@ -1,4 +1,4 @@
-"""The run loop: claim a run, call its model (streaming), run its tools, until it answers."""
+"""The run loop: claim a run, call its model (streaming), run its tools and delegations."""
 
 from __future__ import annotations
 
@@ -17,19 +17,27 @@ from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCa
 from agents.registry import Tool, ToolContext, ToolResult, execute, tools_for
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
+from delegation.budget import budget_charge_model_call, budget_state
+from delegation.delegate_tool import DELEGATE, delegate_tool_schema
 from delegation.emitter import RunEmitter
+from delegation.guards import delegation_targets
+from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
+from delegation.outcome import run_end
 from delegation.services import (
     RunStopped,
     run_claim,
-    run_finish,
     run_release,
     run_save_progress,
+    run_wait_or_continue,
     usage_add,
 )
 from delegation.streaming import MessageStream
+from delegation.tree import delegation_begin, delegation_result
 
 logger = logging.getLogger(__name__)
+
+WAITING = object()  # a step that started delegations still running
 
 
 @dataclass(frozen=True)
@@ -47,27 +55,14 @@ def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
 
 
 def run_advance(*, run_id: Any) -> AdvanceOutcome:
-    """Advance a run until it answers, fails, is cancelled, or should continue in a new task."""
+    """Advance a run until it answers, fails, waits for experts, or should continue later."""
     run, retry_in = run_claim(run_id=run_id)
     if run is None:
         return AdvanceOutcome("busy" if retry_in else "noop", retry_in=retry_in)
     emitter = RunEmitter(run)
-    task_started = time.monotonic()
     try:
-        while True:
-            if timezone.now() > run.deadline:
-                return _end(
-                    run,
-                    emitter,
-                    RunStatus.TIMED_OUT,
-                    error=_error("run_timeout", "The run went past its time limit."),
-                )
-            answer = _step(run, emitter)
-            if answer is not None:
-                return _end(run, emitter, RunStatus.SUCCEEDED, answer=answer)
-            if _should_hand_over(task_started):
-                run_release(run=run)
-                return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
+        with LeaseKeeper(run) as lease:
+            return _advance(run, emitter, lease)
     except RunStopped:
         ChatMessage.objects.filter(run=run, status=MessageStatus.STREAMING).update(
             status=MessageStatus.CANCELLED
@@ -77,12 +72,25 @@ def run_advance(*, run_id: Any) -> AdvanceOutcome:
         return _end(run, emitter, RunStatus.FAILED, error=_error(exc.code, exc.message))
     except Exception:
         logger.exception("run %s failed", run.id)
-        return _end(
-            run,
-            emitter,
-            RunStatus.FAILED,
-            error=_error("internal_error", "Something went wrong on our side."),
-        )
+        return _end(run, emitter, RunStatus.FAILED,
+                    error=_error("internal_error", "Something went wrong on our side."))
+
+
+def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcome:
+    task_started = time.monotonic()
+    while True:
+        lease.check()
+        if timezone.now() > run.deadline:
+            return _end(run, emitter, RunStatus.TIMED_OUT,
+                        error=_error("run_timeout", "The run went past its time limit."))
+        result = _step(run, emitter, lease)
+        if result is WAITING:
+            return AdvanceOutcome(RunStatus.WAITING)
+        if isinstance(result, str):
+            return _end(run, emitter, RunStatus.SUCCEEDED, answer=result)
+        if _should_hand_over(task_started):
+            run_release(run=run)
+            return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
 
 
 def _should_hand_over(task_started: float) -> bool:
@@ -91,21 +99,24 @@ def _should_hand_over(task_started: float) -> bool:
     return elapsed + settings.MODEL_CALL_WORST_SECONDS > settings.CELERY_TASK_SOFT_TIME_LIMIT
 
 
-def _step(run: Run, emitter: RunEmitter) -> str | None:
-    """One step: finish pending tool calls, or make one model call. Returns the answer if any."""
+def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> object:
+    """One step: finish pending tool calls, or make one model call. The answer text, WAITING,
+    or None to go on."""
     tools = _effective_tools(run)
     pending = _pending_tool_calls(run.transcript)
     if pending:
-        _run_tools(run, emitter, pending, tools)
-        return None
+        return _run_tools(run, emitter, pending, tools)
     config = run.agent_config
-    final_step = run.steps + 1 >= config["max_steps"]  # the last call may not use tools
+    budget = budget_state(root_id=run.root_id_or_self)
+    final_step = run.steps + 1 >= config["max_steps"] or budget.spent  # then no tools: answer
+    schemas = [t.openai_schema() for t in tools.values()]
+    targets = [] if final_step else delegation_targets(caller=run)
+    if targets:
+        schemas.append(delegate_tool_schema(targets))
     request = ModelRequest(
         model=config["model"] or settings.OPENAI_MODEL,
-        messages=[{"role": "system", "content": config["system_prompt"]}, *run.transcript]
-        if config["system_prompt"]
-        else list(run.transcript),
-        tools=[] if final_step else [t.openai_schema() for t in tools.values()],
+        messages=_model_messages(run),
+        tools=[] if final_step else schemas,
         temperature=config["temperature"],
         max_tokens=config["max_tokens"],
         base_url=config["base_url"],
@@ -117,6 +128,7 @@ def _step(run: Run, emitter: RunEmitter) -> str | None:
     calls: list[ToolCallRequest] = []
     usage = Usage()
     for event in provider.stream(request):
+        lease.check()
         if isinstance(event, TextDelta):
             stream.add(event.text)
         elif isinstance(event, ToolCallRequest):
@@ -124,16 +136,13 @@ def _step(run: Run, emitter: RunEmitter) -> str | None:
         elif isinstance(event, Usage):
             usage = event
     run.usage = usage_add(run.usage, usage.prompt_tokens, usage.completion_tokens)
+    budget_charge_model_call(root_id=run.root_id_or_self, tokens=usage.total_tokens)
     run.steps += 1
     if not calls and not stream.text.strip():
         stream.add("(The model returned an empty answer.)")
     if stream.started:
-        stream.complete(
-            usage={
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-            }
-        )
+        stream.complete(usage={"prompt_tokens": usage.prompt_tokens,
+                               "completion_tokens": usage.completion_tokens})
     assistant: dict[str, Any] = {"role": "assistant", "content": stream.text or None}
     if calls:
         assistant["tool_calls"] = [
@@ -143,9 +152,14 @@ def _step(run: Run, emitter: RunEmitter) -> str | None:
     run.transcript = [*run.transcript, assistant]
     _save(run, emitter)
     if calls:
-        _run_tools(run, emitter, _pending_tool_calls(run.transcript), tools)
-        return None
+        return _run_tools(run, emitter, _pending_tool_calls(run.transcript), tools)
     return stream.text
+
+
+def _model_messages(run: Run) -> list[dict[str, Any]]:
+    prompt = run.agent_config["system_prompt"]
+    system = [{"role": "system", "content": prompt}] if prompt else []
+    return [*system, *run.transcript]
 
 
 def _effective_tools(run: Run) -> dict[str, Tool]:
@@ -164,60 +178,65 @@ def _pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dic
 
 
 def _run_tools(
-    run: Run,
-    emitter: RunEmitter,
-    pending: list[tuple[int, dict[str, Any]]],
+    run: Run, emitter: RunEmitter, pending: list[tuple[int, dict[str, Any]]],
     tools: dict[str, Tool],
-) -> None:
-    """Execute each pending call, saving after each so a crash never runs one twice."""
-    context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
+) -> object:
+    """Execute each pending call, saving after each so a crash never runs one twice. Delegate
+    calls start children (or collect their results when they have ended). WAITING if any child
+    is still working."""
     step = run.steps - 1
+    waiting = False
     for index, call in pending:
-        name, raw = call["function"]["name"], call["function"]["arguments"]
         message_id = message_id_for(run, "tool", step, index)
-        shown_arguments = _parse_for_display(raw)
-        emitter.emit(
-            "tool.called", message_id, call_id=call["id"], name=name, arguments=shown_arguments
-        )
-        registered = tools.get(name)
-        if registered is None:
-            result = ToolResult(
-                False,
-                error_code="unknown_tool",
-                error=(
-                    f"There is no tool named {name!r} available to you. "
-                    f"Available: {', '.join(sorted(tools)) or 'none'}."
-                ),
-            )
+        if call["function"]["name"] == DELEGATE:
+            content = _delegation(run, emitter, call, message_id)
+            if content is None:
+                waiting = True
+                continue
         else:
-            result = execute(registered, context, raw)
-        outcome = (
-            {"ok": result.ok, "result": result.data}
-            if result.ok
-            else {"ok": False, "error": {"code": result.error_code, "message": result.error}}
-        )
-        message_upsert(
-            message_id=message_id,
-            session_id=run.session_id,
-            role=MessageRole.TOOL,
-            run=run,
-            agent=emitter.tag,
-            status=MessageStatus.COMPLETED,
-            tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
-        )
-        run.transcript = [
-            *run.transcript,
-            {"role": "tool", "tool_call_id": call["id"], "content": result.as_content()},
-        ]
-        emitter.emit(
-            "tool.result",
-            message_id,
-            call_id=call["id"],
-            name=name,
-            arguments=shown_arguments,
-            **outcome,
-        )
+            content = _tool(run, emitter, call, message_id, tools)
+        run.transcript = [*run.transcript,
+                          {"role": "tool", "tool_call_id": call["id"], "content": content}]
         _save(run, emitter)
+    if waiting and run_wait_or_continue(run=run):
+        return WAITING
+    return None
+
+
+def _delegation(run: Run, emitter: RunEmitter, call: dict[str, Any],
+                message_id: uuid.UUID) -> str | None:
+    """The result of a delegate call whose child has ended, or None while one is working."""
+    child = run.children.filter(parent_tool_call_id=call["id"]).first()
+    if child is None:
+        return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
+    return delegation_result(child=child) if child.is_final else None
+
+
+def _tool(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID,
+          tools: dict[str, Tool]) -> str:
+    """Run one ordinary tool call and report it; the result content for the model."""
+    name, raw = call["function"]["name"], call["function"]["arguments"]
+    shown_arguments = _parse_for_display(raw)
+    emitter.emit("tool.called", message_id, call_id=call["id"], name=name,
+                 arguments=shown_arguments)
+    registered = tools.get(name)
+    if registered is None:
+        result = ToolResult(False, error_code="unknown_tool", error=(
+            f"There is no tool named {name!r} available to you. "
+            f"Available: {', '.join(sorted(tools)) or 'none'}."))
+    else:
+        context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
+        result = execute(registered, context, raw)
+    outcome = {"ok": result.ok, "result": result.data} if result.ok else {
+        "ok": False, "error": {"code": result.error_code, "message": result.error}}
+    message_upsert(
+        message_id=message_id, session_id=run.session_id, role=MessageRole.TOOL, run=run,
+        agent=emitter.tag, status=MessageStatus.COMPLETED,
+        tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
+    )
+    emitter.emit("tool.result", message_id, call_id=call["id"], name=name,
+                 arguments=shown_arguments, **outcome)
+    return result.as_content()
 
 
 def _parse_for_display(raw: str) -> Any:
@@ -229,36 +248,15 @@ def _parse_for_display(raw: str) -> Any:
 
 def _save(run: Run, emitter: RunEmitter) -> None:
     run.last_seq = emitter.seq
-    if not run_save_progress(run=run):
-        raise RunStopped
+    run_save_progress(run=run)
 
 
 def _error(code: str, message: str) -> dict[str, str]:
     return {"code": code, "message": message}
 
 
-FAILURE_SENTENCES = {
-    RunStatus.TIMED_OUT: "I could not finish in time",
-    RunStatus.FAILED: "I could not finish this",
-}
-
-
-def _end(
-    run: Run,
-    emitter: RunEmitter,
-    status: str,
-    *,
-    answer: str = "",
-    error: dict[str, str] | None = None,
-) -> AdvanceOutcome:
-    """Record the outcome; on failure tell the user plainly, in the chat and as an `error` event."""
-    if not run_finish(run=run, status=status, answer=answer, error=error):
+def _end(run: Run, emitter: RunEmitter, status: str, *, answer: str = "",
+         error: dict[str, str] | None = None) -> AdvanceOutcome:
+    if not run_end(run=run, status=status, answer=answer, error=error, emitter=emitter):
         return AdvanceOutcome("stopped")
-    if error:
-        emitter.emit("error", code=error["code"], message=error["message"])
-        sentence = f"Sorry, {FAILURE_SENTENCES.get(status, 'I could not finish this')}: "
-        stream = MessageStream(emitter, message_id_for(run, "failure", run.steps), "")
-        stream.text = sentence + error["message"]
-        stream.complete(usage={}, status=MessageStatus.FAILED)
-    emitter.emit("run.completed", status=status, usage=run.usage, error=error)
     return AdvanceOutcome(status)

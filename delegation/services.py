@@ -1,7 +1,8 @@
-"""Writes to runs: create, claim (with a lease), save progress fenced by status, finish, cancel."""
+"""Writes to runs: create, claim with a lease, save progress fenced by lease, finish, cancel."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -11,57 +12,63 @@ from django.utils import timezone
 
 from agents.models import Agent
 from agents.services import agent_snapshot
+from delegation.budget import budget_initial
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 
 
 class RunStopped(Exception):
-    """The run was cancelled or ended elsewhere while this worker held it: stop working on it."""
-
-
-def run_heartbeat(*, run: Run) -> None:
-    """Renew the lease while streaming; raise RunStopped if the run is no longer ours to run."""
-    lease = timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
-    if not Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(lease_expires_at=lease):
-        raise RunStopped
+    """The run was cancelled, ended or taken over elsewhere: this worker must stop on it."""
 
 
 def run_create(
-    *,
-    agent: Agent,
-    user: Any,
-    session: Any,
-    task: str,
-    transcript: list[dict[str, Any]],
+    *, agent: Agent, user: Any, session: Any, task: str, transcript: list[dict[str, Any]],
     user_message: Any = None,
 ) -> Run:
-    """A queued root run with the agent's definition pinned as it is now."""
-    config = agent_snapshot(agent=agent)
+    """A queued root run with the agent's definition pinned as it is now, and a fresh budget."""
+    now = timezone.now()
     return Run.objects.create(
-        session=session,
-        user=user,
-        agent=agent,
-        agent_version=agent.version,
-        agent_config=config,
-        user_message=user_message,
-        depth=0,
-        path=[agent.name],
-        task=task,
-        transcript=transcript,
-        deadline=timezone.now() + timedelta(seconds=settings.RUN_DEADLINE_SECONDS),
+        session=session, user=user, agent=agent, agent_version=agent.version,
+        agent_config=agent_snapshot(agent=agent), user_message=user_message, depth=0,
+        path=[agent.name], task=task, transcript=transcript, budget=budget_initial(),
+        deadline=now + timedelta(seconds=settings.RUN_DEADLINE_SECONDS), queued_at=now,
     )
+
+
+def run_create_child(
+    *, caller: Run, target: Agent, call_id: str, prompt: str, reason: str, max_steps: int
+) -> Run:
+    """A queued child run: the target's definition, at most `max_steps` calls, within the root's
+    deadline."""
+    now = timezone.now()
+    root_deadline = caller.root.deadline if caller.root_id else caller.deadline
+    config = agent_snapshot(agent=target)
+    config["max_steps"] = max(1, min(config["max_steps"], max_steps))
+    return Run.objects.create(
+        session_id=caller.session_id, user_id=caller.user_id, agent=target,
+        agent_version=target.version, agent_config=config, parent=caller,
+        parent_tool_call_id=call_id, root_id=caller.root_id_or_self, depth=caller.depth + 1,
+        path=[*caller.path, target.name], task=prompt, routing_reason=reason[:500],
+        transcript=[{"role": "user", "content": prompt}], queued_at=now,
+        deadline=min(root_deadline, now + timedelta(seconds=settings.CHILD_DEADLINE_SECONDS)),
+    )
+
+
+def _lease() -> Any:
+    return timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
 
 
 def run_claim(*, run_id: Any) -> tuple[Run | None, float]:
     """Take the run for this worker: (run, 0), or (None, seconds to retry in) / (None, 0) if done.
 
-    A duplicate delivery finds the run final (nothing to do) or leased by a live worker (retry
-    once the lease could have expired). An expired lease means that worker died: take over.
+    A duplicate delivery finds the run final or waiting (nothing to do) or leased by a live
+    worker (retry once the lease could have expired). An expired lease means that worker died:
+    take over, with a new lease token so the old worker's writes are refused.
     """
     now = timezone.now()
     with transaction.atomic():
         run = (
             Run.objects.select_for_update(of=("self",))
-            .select_related("user", "session", "agent")
+            .select_related("user", "session", "agent", "root")
             .filter(pk=run_id)
             .first()
         )
@@ -71,70 +78,74 @@ def run_claim(*, run_id: Any) -> tuple[Run | None, float]:
             return None, (run.lease_expires_at - now).total_seconds() + 1
         run.status = RunStatus.RUNNING
         run.started_at = run.started_at or now
-        run.lease_expires_at = now + timedelta(seconds=settings.RUN_LEASE_SECONDS)
-        run.save(update_fields=["status", "started_at", "lease_expires_at"])
+        run.lease_expires_at = _lease()
+        run.lease_token = uuid.uuid4()
+        run.save(update_fields=["status", "started_at", "lease_expires_at", "lease_token"])
     return run, 0.0
 
 
-def run_save_progress(*, run: Run, **fields: Any) -> bool:
-    """Persist progress and renew the lease, only while the run is still ours and running.
-
-    Returns False when the run was cancelled or ended meanwhile: the worker must stop.
-    """
-    fields.setdefault("transcript", run.transcript)
-    fields.setdefault("steps", run.steps)
-    fields.setdefault("usage", run.usage)
-    fields.setdefault("last_seq", run.last_seq)
-    fields["lease_expires_at"] = timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
-    updated = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(**fields)
-    for name, value in fields.items():
-        setattr(run, name, value)
-    return bool(updated)
+def _held(run: Run) -> Any:
+    """Runs this worker still holds: running, under its own lease token."""
+    return Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, lease_token=run.lease_token)
 
 
-def run_release(*, run: Run) -> bool:
-    """Hand a running run back to the queue (the task re-enqueues it to continue)."""
-    return bool(
-        Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-            status=RunStatus.QUEUED,
-            lease_expires_at=None,
-            transcript=run.transcript,
-            steps=run.steps,
-            usage=run.usage,
-            last_seq=run.last_seq,
-        )
+def run_heartbeat(*, run: Run) -> None:
+    """Renew the lease; raise RunStopped if the run is no longer this worker's to run."""
+    if not _held(run).update(lease_expires_at=_lease()):
+        raise RunStopped
+
+
+def run_save_progress(*, run: Run) -> None:
+    """Persist transcript, steps, usage and seq and renew the lease; RunStopped if not ours."""
+    updated = _held(run).update(
+        transcript=run.transcript, steps=run.steps, usage=run.usage, last_seq=run.last_seq,
+        lease_expires_at=_lease(),
     )
+    if not updated:
+        raise RunStopped
+
+
+def run_wait_or_continue(*, run: Run) -> bool:
+    """After starting delegations: True if the run must wait (children still working), in
+    which case it is saved as waiting; False if every child already ended (go on)."""
+    with transaction.atomic():
+        Run.objects.select_for_update().filter(pk=run.pk).first()
+        if not run.children.exclude(status__in=FINAL_STATUSES).exists():
+            return False
+        updated = _held(run).update(
+            status=RunStatus.WAITING, transcript=run.transcript, steps=run.steps, usage=run.usage,
+            last_seq=run.last_seq, lease_expires_at=None, lease_token=None,
+        )
+        if not updated:
+            raise RunStopped
+    return True
+
+
+def run_release(*, run: Run) -> None:
+    """Hand a running run back to the queue (its task re-enqueues it to continue)."""
+    updated = _held(run).update(
+        status=RunStatus.QUEUED, lease_expires_at=None, lease_token=None, queued_at=timezone.now(),
+        transcript=run.transcript, steps=run.steps, usage=run.usage, last_seq=run.last_seq,
+    )
+    if not updated:
+        raise RunStopped
 
 
 def run_finish(
-    *, run: Run, status: str, answer: str = "", error: dict[str, str] | None = None
+    *, run: Run, status: str, answer: str = "", error: dict[str, str] | None = None,
+    fenced: bool = True,
 ) -> bool:
-    """End a running run; False if it had already ended (e.g. cancelled)."""
-    now = timezone.now()
+    """End a run; False if it had already ended (or, when fenced, is no longer this worker's)."""
     fields = dict(
-        status=status,
-        answer=answer,
-        error=error,
-        finished_at=now,
-        lease_expires_at=None,
-        transcript=run.transcript,
-        steps=run.steps,
-        usage=run.usage,
+        status=status, answer=answer, error=error, finished_at=timezone.now(),
+        lease_expires_at=None, transcript=run.transcript, steps=run.steps, usage=run.usage,
         last_seq=run.last_seq,
     )
-    updated = Run.objects.filter(pk=run.pk).exclude(status__in=FINAL_STATUSES).update(**fields)
+    runs = _held(run) if fenced else Run.objects.filter(pk=run.pk)
+    updated = runs.exclude(status__in=FINAL_STATUSES).update(**fields)
     for name, value in fields.items():
         setattr(run, name, value)
     return bool(updated)
-
-
-def run_cancel(*, run: Run) -> bool:
-    """Cancel a run that has not ended; its worker stops at its next save. False if it had ended."""
-    return bool(
-        Run.objects.filter(pk=run.pk)
-        .exclude(status__in=FINAL_STATUSES)
-        .update(status=RunStatus.CANCELLED, finished_at=timezone.now(), lease_expires_at=None)
-    )
 
 
 def usage_add(usage: dict[str, int], prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
@@ -142,33 +153,6 @@ def usage_add(usage: dict[str, int], prompt_tokens: int, completion_tokens: int)
     prompt = usage.get("prompt_tokens", 0) + prompt_tokens
     completion = usage.get("completion_tokens", 0) + completion_tokens
     return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "model_calls": usage.get("model_calls", 0) + 1,
+        "prompt_tokens": prompt, "completion_tokens": completion,
+        "total_tokens": prompt + completion, "model_calls": usage.get("model_calls", 0) + 1,
     }
-
-
-def run_stop(*, run: Run) -> bool:
-    """Cancel a run at the user's request: its streaming messages end and viewers are told."""
-    from chat.events import emit, envelope
-    from chat.models import ChatMessage, MessageStatus
-    from delegation.emitter import agent_tag
-
-    with transaction.atomic():
-        if not run_cancel(run=run):
-            return False
-        ChatMessage.objects.filter(run=run, status=MessageStatus.STREAMING).update(
-            status=MessageStatus.CANCELLED
-        )
-        run.refresh_from_db()
-        emit(
-            envelope(
-                "run.completed",
-                session_id=run.session_id,
-                run_id=run.id,
-                agent=agent_tag(run),
-                data={"status": run.status, "usage": run.usage, "error": None},
-            )
-        )
-    return True

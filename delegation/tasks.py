@@ -1,4 +1,4 @@
-"""Celery tasks of runs: thin wrappers that load by id and call the run loop."""
+"""Celery tasks of runs: thin wrappers that load by id and call a service."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from celery import shared_task
 
 from config.enqueue import enqueue
 from delegation.runner import run_advance
+from delegation.sweeper import runs_sweep
 
 
 @shared_task(bind=True, name="delegation.advance_run", max_retries=20)
@@ -17,3 +18,9 @@ def advance_run(self, run_id: str) -> str:  # noqa: ANN001  (Celery's bound task
     if outcome.continue_later:
         enqueue(advance_run, run_id)
     return outcome.status
+
+
+@shared_task(name="delegation.sweep_runs", ignore_result=True)
+def sweep_runs() -> dict[str, int]:
+    """Beat-driven: deadlines, dead workers and lost tasks (see delegation.sweeper)."""
+    return runs_sweep()

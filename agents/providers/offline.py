@@ -55,13 +55,17 @@ class OfflineProvider:
     def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
         """Stream a deterministic reply word by word, or one tool call."""
         last = request.messages[-1] if request.messages else {"role": "user", "content": ""}
-        offered = {t["function"]["name"] for t in request.tools}
-        call = None if last["role"] == "tool" else _pick_tool(_text(last), offered)
-        if call is not None:
-            name, arguments = call
-            digest = hashlib.sha1(f"{len(request.messages)}:{name}".encode()).hexdigest()[:12]
-            yield ToolCallRequest(f"offline_{digest}", name, json.dumps(arguments))
-            yield Usage(_count(request.messages), 8)
+        offered = {t["function"]["name"]: t for t in request.tools}
+        calls = [] if last["role"] == "tool" else _route(_text(last), offered.get("delegate"))
+        if not calls and last["role"] != "tool":
+            picked = _pick_tool(_text(last), set(offered))
+            calls = [picked] if picked else []
+        if calls:
+            for index, (name, arguments) in enumerate(calls):
+                seed = f"{len(request.messages)}:{name}:{index}"
+                digest = hashlib.sha1(seed.encode()).hexdigest()[:12]
+                yield ToolCallRequest(f"offline_{digest}", name, json.dumps(arguments))
+            yield Usage(_count(request.messages), 8 * len(calls))
             return
         reply = (
             _summarize_tools(request.messages)
@@ -75,6 +79,34 @@ class OfflineProvider:
                 time.sleep(delay)
             yield TextDelta(word)
         yield Usage(_count(request.messages), len(words))
+
+
+_EXPERT_LINE = re.compile(r"^- (?P<name>[\w-]+) \((?P<display>[^)]*)\): (?P<about>.*)$", re.M)
+
+
+def _route(text: str, delegate: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+    """Delegate calls to every offered expert whose tags or name occur in the text (English or
+    Chinese; an arithmetic expression counts as the tag "arithmetic"). Several: in parallel."""
+    if delegate is None:
+        return []
+    words = text.lower()
+    if _ARITHMETIC.search(text):
+        words += " arithmetic"
+    calls = []
+    for match in _EXPERT_LINE.finditer(delegate["function"]["description"]):
+        tags = match.group("about").rsplit("Tags:", 1)[1] if "Tags:" in match.group("about") else ""
+        keywords = [t.strip(" .").lower() for t in tags.split(",") if t.strip(" .")]
+        keywords.append(match.group("name").lower())
+        if any(_mentions(words, keyword) for keyword in keywords):
+            calls.append(("delegate", {"target": match.group("name"), "task": text,
+                                       "reason": "offline routing by tags"}))
+    return calls
+
+
+def _mentions(text: str, keyword: str) -> bool:
+    if re.search(r"[\u4e00-\u9fff]", keyword):  # Chinese: no word boundaries
+        return keyword in text
+    return re.search(rf"\b{re.escape(keyword)}\b", text) is not None
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -128,8 +160,13 @@ def _summarize_tools(messages: list[dict[str, Any]]) -> str:
 def _describe(name: str, body: dict[str, Any]) -> str:
     if not body.get("ok"):
         error = body.get("error") or {}
+        if name == "delegate":
+            return f"{error.get('message', 'The expert could not help')}."
         return f"The {name} tool reported a problem: {error.get('message', 'unknown error')}"
     result = body.get("result", body.get("text"))  # "text": a result cut to TOOL_RESULT_MAX_CHARS
+    if name == "delegate" and isinstance(result, dict):
+        answer = str(result.get("answer", "")).replace(OFFLINE_LABEL, "").strip()
+        return f"{result.get('agent', 'The expert')} says: {answer}"
     if name == "current_time" and isinstance(result, dict):
         when = f"{result['weekday']}, {result['date']} ({result['timezone']})"
         return f"It is {result['time']} on {when}."

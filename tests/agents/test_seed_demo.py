@@ -35,20 +35,22 @@ def test_running_twice_creates_the_demo_team_once():
     assert AgentRevision.objects.count() == len(DEMO_NAMES)
 
 
-def test_demo_team_has_one_entry_agent_that_may_delegate_to_the_others():
+def test_demo_team_has_one_entry_agent_and_a_depth_two_chain():
     seed()
     seed()
     entry = Agent.objects.get(is_entry=True)
     assert entry.name == "assistant"
     subagents = sorted(entry.allowed_subagents.values_list("name", flat=True))
-    assert subagents == [n for n in DEMO_NAMES if n != "assistant"]
+    assert subagents == ["archivist", "clock", "finance"]
     assert entry.revisions.get().snapshot["allowed_subagents"] == subagents
+    finance = Agent.objects.get(name="finance")
+    assert list(finance.allowed_subagents.values_list("name", flat=True)) == ["math"]
 
 
 def test_every_demo_tool_key_is_registered():
     seed()
     for agent in Agent.objects.all():
-        assert agent.tool_keys, f"{agent.name} has tools"
+        assert agent.tool_keys or agent.allowed_subagents.exists(), f"{agent.name} can act"
         assert unknown_keys(agent.tool_keys) == [], agent.name
 
 

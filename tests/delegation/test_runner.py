@@ -13,7 +13,8 @@ from django.utils import timezone
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
-from delegation.services import run_claim, run_create, run_save_progress, run_stop
+from delegation.services import RunStopped, run_claim, run_create, run_save_progress
+from delegation.tree import run_stop
 from tests.factories import make_agent
 from tests.fake_openai import Reply, error, text, tool_call
 
@@ -216,7 +217,8 @@ def test_cancelled_run_cannot_save_progress(user, agent):
     run = start_run(user, agent)
     claimed, _ = run_claim(run_id=run.id)
     assert run_stop(run=claimed) is True
-    assert run_save_progress(run=claimed) is False
+    with pytest.raises(RunStopped):
+        run_save_progress(run=claimed)
     assert run_stop(run=claimed) is False  # already ended
 
 

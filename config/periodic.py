@@ -1,0 +1,45 @@
+"""Embedded mode's stand-in for Celery beat: periodic jobs on a daemon thread in the server."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import close_old_connections
+
+logger = logging.getLogger(__name__)
+
+_started = False
+_lock = threading.Lock()
+
+
+def start_in_process_beat(jobs: list[tuple[float, Callable[[], object]]]) -> bool:
+    """Run each (interval seconds, job) forever on one daemon thread, once per process, only
+    when no broker is configured (with one, Celery beat drives the same jobs)."""
+    global _started
+    with _lock:
+        if _started or settings.CELERY_BROKER_URL:
+            return False
+        _started = True
+    threading.Thread(target=_loop, args=(jobs,), daemon=True, name="in-process-beat").start()
+    return True
+
+
+def _loop(jobs: list[tuple[float, Callable[[], object]]]) -> None:
+    import time
+
+    due = [0.0] * len(jobs)
+    while True:
+        now = time.monotonic()
+        for index, (interval, job) in enumerate(jobs):
+            if now >= due[index]:
+                due[index] = now + interval
+                try:
+                    job()
+                except Exception:
+                    logger.exception("periodic job %s failed", getattr(job, "__name__", job))
+                finally:
+                    close_old_connections()
+        time.sleep(min(interval for interval, _ in jobs) / 4)

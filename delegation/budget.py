@@ -1,0 +1,65 @@
+"""A turn's shared budget: delegations, model calls, tokens and wall clock, kept on the root run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F
+
+from delegation.models import Run
+
+
+def budget_initial() -> dict[str, int]:
+    """The limits a new turn gets (from settings, so an operator can tune them)."""
+    return {
+        "max_delegations": settings.TURN_MAX_DELEGATIONS,
+        "max_model_calls": settings.TURN_MAX_MODEL_CALLS,
+        "max_tokens": settings.TURN_MAX_TOKENS,
+    }
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """What is left of a turn's budget."""
+
+    delegations_left: int
+    model_calls_left: int
+    tokens_left: int
+
+    @property
+    def spent(self) -> bool:
+        """True once model calls or tokens are used up: every run's next call is its last."""
+        return self.model_calls_left <= 0 or self.tokens_left <= 0
+
+
+def budget_state(*, root_id: Any) -> BudgetState:
+    """Read the root's counters against its limits."""
+    root = Run.objects.only(
+        "budget", "tree_model_calls", "tree_tokens", "tree_delegations"
+    ).get(pk=root_id)
+    limits = root.budget or budget_initial()
+    return BudgetState(
+        delegations_left=limits["max_delegations"] - root.tree_delegations,
+        model_calls_left=limits["max_model_calls"] - root.tree_model_calls,
+        tokens_left=limits["max_tokens"] - root.tree_tokens,
+    )
+
+
+def budget_charge_model_call(*, root_id: Any, tokens: int) -> None:
+    """Count one model call and its tokens against the turn (atomic, from any worker)."""
+    Run.objects.filter(pk=root_id).update(
+        tree_model_calls=F("tree_model_calls") + 1, tree_tokens=F("tree_tokens") + tokens
+    )
+
+
+def budget_take_delegation(*, root_id: Any) -> bool:
+    """Reserve one delegation if any is left; False when the turn has used them all."""
+    root = Run.objects.only("budget").get(pk=root_id)
+    limit = (root.budget or budget_initial())["max_delegations"]
+    return bool(
+        Run.objects.filter(pk=root_id, tree_delegations__lt=limit).update(
+            tree_delegations=F("tree_delegations") + 1
+        )
+    )

@@ -1,0 +1,71 @@
+"""Guards checked in code before a child run exists; each refusal is a reason the caller can use."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from agents.models import Agent
+from agents.selectors import agent_usable_by
+from delegation.models import Run
+
+
+class DelegationRefused(Exception):
+    """A delegation the guards refuse: a documented code and a sentence for model and user."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def depth_limit(*, caller: Run) -> int:
+    """The deepest a child of this caller may be: min(caller's limit, root's limit, global)."""
+    root_limit = (caller.root.agent_config if caller.root_id else caller.agent_config)["max_depth"]
+    return min(caller.agent_config["max_depth"], root_limit, settings.DELEGATION_MAX_DEPTH)
+
+
+def delegation_targets(*, caller: Run) -> list[Agent]:
+    """The agents this caller may delegate to right now (what the delegate tool offers)."""
+    if caller.depth + 1 > depth_limit(caller=caller):
+        return []
+    names = [n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path]
+    candidates = Agent.objects.filter(name__in=names, enabled=True, delegatable=True)
+    return [a for a in candidates.select_related("access_group")
+            if agent_usable_by(agent=a, user=caller.user)]
+
+
+def delegation_check(*, caller: Run, target_name: str) -> Agent:
+    """The target agent if every guard passes; else DelegationRefused saying which and why."""
+    allowed = caller.agent_config.get("allowed_subagents", [])
+    target = Agent.objects.select_related("access_group").filter(name=target_name).first()
+    if target is None:
+        raise DelegationRefused(
+            "delegation_unknown_target",
+            f"There is no agent named {target_name!r}. You may ask: {', '.join(allowed) or 'none'}.",
+        )
+    if target.name not in allowed:
+        raise DelegationRefused(
+            "delegation_not_allowed",
+            f"{caller.agent_config['display_name']} may not delegate to {target.display_name}.",
+        )
+    if not (target.enabled and target.delegatable):
+        raise DelegationRefused(
+            "delegation_unavailable", f"{target.display_name} is not available right now."
+        )
+    if target.name in caller.path:
+        chain = " → ".join([*caller.path, target.name])
+        raise DelegationRefused(
+            "delegation_cycle",
+            f"{target.display_name} is already working on this request ({chain} would loop).",
+        )
+    limit = depth_limit(caller=caller)
+    if caller.depth + 1 > limit:
+        raise DelegationRefused(
+            "delegation_depth", f"Delegation may go {limit} level(s) deep; this would be deeper."
+        )
+    if not agent_usable_by(agent=target, user=caller.user):
+        raise DelegationRefused(
+            "delegation_forbidden",
+            f"This user may not use {target.display_name}, so it cannot be asked on their behalf.",
+        )
+    return target

@@ -1,0 +1,42 @@
+"""The periodic sweep that keeps runs moving: deadlines, dead workers, lost tasks."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from config.enqueue import enqueue
+from delegation.models import FINAL_STATUSES, Run, RunStatus
+from delegation.outcome import run_end
+
+BATCH = 200
+
+
+def runs_sweep() -> dict[str, int]:
+    """Time out runs past their deadline (their callers resume with an error), re-send runs
+    whose worker died (lease expired) or whose task was lost (queued too long)."""
+    from delegation.tasks import advance_run
+
+    now = timezone.now()
+    timed_out = 0
+    for run in Run.objects.filter(deadline__lt=now).exclude(status__in=FINAL_STATUSES)[:BATCH]:
+        timed_out += run_end(
+            run=run, status=RunStatus.TIMED_OUT, fenced=False,
+            error={"code": "run_timeout", "message": "The run went past its time limit."},
+        )
+    stale = Q(status=RunStatus.RUNNING, lease_expires_at__lt=now) | Q(
+        status=RunStatus.QUEUED,
+        queued_at__lt=now - timedelta(seconds=settings.QUEUED_STALE_SECONDS),
+    )
+    resent = 0
+    for run_id in Run.objects.filter(stale).values_list("id", flat=True)[:BATCH]:
+        # Push the lease/queue time forward so the next sweep does not send it again at once.
+        Run.objects.filter(pk=run_id).update(
+            lease_expires_at=now + timedelta(seconds=settings.RUN_LEASE_SECONDS), queued_at=now
+        )
+        enqueue(advance_run, str(run_id))
+        resent += 1
+    return {"timed_out": timed_out, "resent": resent}
