@@ -26,7 +26,7 @@ DEMO_AGENTS: list[dict[str, Any]] = [
     {
         "name": "finance",
         "display_name": "Finance expert",
-        "description": "Budgets, costs, prices and money questions; asks the Math expert to compute.",
+        "description": "Budgets, costs, prices and money questions; the Math expert computes.",
         "tags": ["finance", "budget", "cost", "price", "money", "财务", "预算"],
         "system_prompt": (
             "You answer money questions. Ask the math expert for any computation and explain "

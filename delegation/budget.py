@@ -36,9 +36,9 @@ class BudgetState:
 
 def budget_state(*, root_id: Any) -> BudgetState:
     """Read the root's counters against its limits."""
-    root = Run.objects.only(
-        "budget", "tree_model_calls", "tree_tokens", "tree_delegations"
-    ).get(pk=root_id)
+    root = Run.objects.only("budget", "tree_model_calls", "tree_tokens", "tree_delegations").get(
+        pk=root_id
+    )
     limits = root.budget or budget_initial()
     return BudgetState(
         delegations_left=limits["max_delegations"] - root.tree_delegations,

@@ -29,14 +29,26 @@ def delegate_tool_schema(targets: list[Agent]) -> dict[str, Any]:
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "target": {"type": "string", "enum": [a.name for a in targets],
-                               "description": "Which expert to ask."},
-                    "task": {"type": "string", "minLength": 1, "maxLength": 8000,
-                             "description": "What the expert should do, self-contained."},
-                    "context": {"type": "object",
-                                "description": "Optional structured facts the expert needs."},
-                    "reason": {"type": "string", "maxLength": 500,
-                               "description": "Why this expert (kept in the delegation record)."},
+                    "target": {
+                        "type": "string",
+                        "enum": [a.name for a in targets],
+                        "description": "Which expert to ask.",
+                    },
+                    "task": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 8000,
+                        "description": "What the expert should do, self-contained.",
+                    },
+                    "context": {
+                        "type": "object",
+                        "description": "Optional structured facts the expert needs.",
+                    },
+                    "reason": {
+                        "type": "string",
+                        "maxLength": 500,
+                        "description": "Why this expert (kept in the delegation record).",
+                    },
                 },
                 "required": ["target", "task"],
                 "additionalProperties": False,

@@ -30,8 +30,11 @@ def delegation_targets(*, caller: Run) -> list[Agent]:
         return []
     names = [n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path]
     candidates = Agent.objects.filter(name__in=names, enabled=True, delegatable=True)
-    return [a for a in candidates.select_related("access_group")
-            if agent_usable_by(agent=a, user=caller.user)]
+    return [
+        a
+        for a in candidates.select_related("access_group")
+        if agent_usable_by(agent=a, user=caller.user)
+    ]
 
 
 def delegation_check(*, caller: Run, target_name: str) -> Agent:
@@ -41,7 +44,8 @@ def delegation_check(*, caller: Run, target_name: str) -> Agent:
     if target is None:
         raise DelegationRefused(
             "delegation_unknown_target",
-            f"There is no agent named {target_name!r}. You may ask: {', '.join(allowed) or 'none'}.",
+            f"There is no agent named {target_name!r}. "
+            f"You may ask: {', '.join(allowed) or 'none'}.",
         )
     if target.name not in allowed:
         raise DelegationRefused(

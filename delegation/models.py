@@ -44,7 +44,11 @@ class Run(models.Model):
     )
     parent_tool_call_id = models.CharField(max_length=128, blank=True)
     root = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="descendants",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="descendants",
         help_text="The turn's root run (null on the root itself).",
     )
     routing_reason = models.TextField(blank=True)  # why the caller chose this agent

@@ -23,8 +23,13 @@ def failure_message_id(run: Run) -> object:
 
 
 def run_end(
-    *, run: Run, status: str, answer: str = "", error: dict[str, str] | None = None,
-    emitter: RunEmitter | None = None, fenced: bool = True,
+    *,
+    run: Run,
+    status: str,
+    answer: str = "",
+    error: dict[str, str] | None = None,
+    emitter: RunEmitter | None = None,
+    fenced: bool = True,
 ) -> bool:
     """Finish the run once; on failure add an `error` event and a plain note; stop anything
     still running below it; report to its caller. False if it had already ended."""
@@ -37,7 +42,7 @@ def run_end(
     if error:
         emitter.emit("error", code=error["code"], message=error["message"])
         sentence = f"Sorry, {FAILURE_SENTENCES.get(status, 'I could not finish this')}: "
-        note = MessageStream(emitter, failure_message_id(run), "")
+        note = MessageStream(emitter, failure_message_id(run), "", fenced=False)
         note.text = sentence + error["message"]
         note.complete(usage={}, status=MessageStatus.FAILED)
     emitter.emit("run.completed", status=status, usage=run.usage, error=error)

@@ -72,8 +72,12 @@ def run_advance(*, run_id: Any) -> AdvanceOutcome:
         return _end(run, emitter, RunStatus.FAILED, error=_error(exc.code, exc.message))
     except Exception:
         logger.exception("run %s failed", run.id)
-        return _end(run, emitter, RunStatus.FAILED,
-                    error=_error("internal_error", "Something went wrong on our side."))
+        return _end(
+            run,
+            emitter,
+            RunStatus.FAILED,
+            error=_error("internal_error", "Something went wrong on our side."),
+        )
 
 
 def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcome:
@@ -81,8 +85,12 @@ def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcom
     while True:
         lease.check()
         if timezone.now() > run.deadline:
-            return _end(run, emitter, RunStatus.TIMED_OUT,
-                        error=_error("run_timeout", "The run went past its time limit."))
+            return _end(
+                run,
+                emitter,
+                RunStatus.TIMED_OUT,
+                error=_error("run_timeout", "The run went past its time limit."),
+            )
         result = _step(run, emitter, lease)
         if result is WAITING:
             return AdvanceOutcome(RunStatus.WAITING)
@@ -141,8 +149,12 @@ def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> object:
     if not calls and not stream.text.strip():
         stream.add("(The model returned an empty answer.)")
     if stream.started:
-        stream.complete(usage={"prompt_tokens": usage.prompt_tokens,
-                               "completion_tokens": usage.completion_tokens})
+        stream.complete(
+            usage={
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+            }
+        )
     assistant: dict[str, Any] = {"role": "assistant", "content": stream.text or None}
     if calls:
         assistant["tool_calls"] = [
@@ -178,7 +190,9 @@ def _pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dic
 
 
 def _run_tools(
-    run: Run, emitter: RunEmitter, pending: list[tuple[int, dict[str, Any]]],
+    run: Run,
+    emitter: RunEmitter,
+    pending: list[tuple[int, dict[str, Any]]],
     tools: dict[str, Tool],
 ) -> object:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
@@ -195,16 +209,20 @@ def _run_tools(
                 continue
         else:
             content = _tool(run, emitter, call, message_id, tools)
-        run.transcript = [*run.transcript,
-                          {"role": "tool", "tool_call_id": call["id"], "content": content}]
+        run.transcript = [
+            *run.transcript,
+            {"role": "tool", "tool_call_id": call["id"], "content": content},
+        ]
         _save(run, emitter)
+    run.last_seq = emitter.seq
     if waiting and run_wait_or_continue(run=run):
         return WAITING
     return None
 
 
-def _delegation(run: Run, emitter: RunEmitter, call: dict[str, Any],
-                message_id: uuid.UUID) -> str | None:
+def _delegation(
+    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID
+) -> str | None:
     """The result of a delegate call whose child has ended, or None while one is working."""
     child = run.children.filter(parent_tool_call_id=call["id"]).first()
     if child is None:
@@ -212,30 +230,54 @@ def _delegation(run: Run, emitter: RunEmitter, call: dict[str, Any],
     return delegation_result(child=child) if child.is_final else None
 
 
-def _tool(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID,
-          tools: dict[str, Tool]) -> str:
+def _tool(
+    run: Run,
+    emitter: RunEmitter,
+    call: dict[str, Any],
+    message_id: uuid.UUID,
+    tools: dict[str, Tool],
+) -> str:
     """Run one ordinary tool call and report it; the result content for the model."""
     name, raw = call["function"]["name"], call["function"]["arguments"]
     shown_arguments = _parse_for_display(raw)
-    emitter.emit("tool.called", message_id, call_id=call["id"], name=name,
-                 arguments=shown_arguments)
+    emitter.emit(
+        "tool.called", message_id, call_id=call["id"], name=name, arguments=shown_arguments
+    )
     registered = tools.get(name)
     if registered is None:
-        result = ToolResult(False, error_code="unknown_tool", error=(
-            f"There is no tool named {name!r} available to you. "
-            f"Available: {', '.join(sorted(tools)) or 'none'}."))
+        result = ToolResult(
+            False,
+            error_code="unknown_tool",
+            error=(
+                f"There is no tool named {name!r} available to you. "
+                f"Available: {', '.join(sorted(tools)) or 'none'}."
+            ),
+        )
     else:
         context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
         result = execute(registered, context, raw)
-    outcome = {"ok": result.ok, "result": result.data} if result.ok else {
-        "ok": False, "error": {"code": result.error_code, "message": result.error}}
+    outcome = (
+        {"ok": result.ok, "result": result.data}
+        if result.ok
+        else {"ok": False, "error": {"code": result.error_code, "message": result.error}}
+    )
     message_upsert(
-        message_id=message_id, session_id=run.session_id, role=MessageRole.TOOL, run=run,
-        agent=emitter.tag, status=MessageStatus.COMPLETED,
+        message_id=message_id,
+        session_id=run.session_id,
+        role=MessageRole.TOOL,
+        run=run,
+        agent=emitter.tag,
+        status=MessageStatus.COMPLETED,
         tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
     )
-    emitter.emit("tool.result", message_id, call_id=call["id"], name=name,
-                 arguments=shown_arguments, **outcome)
+    emitter.emit(
+        "tool.result",
+        message_id,
+        call_id=call["id"],
+        name=name,
+        arguments=shown_arguments,
+        **outcome,
+    )
     return result.as_content()
 
 
@@ -255,8 +297,14 @@ def _error(code: str, message: str) -> dict[str, str]:
     return {"code": code, "message": message}
 
 
-def _end(run: Run, emitter: RunEmitter, status: str, *, answer: str = "",
-         error: dict[str, str] | None = None) -> AdvanceOutcome:
+def _end(
+    run: Run,
+    emitter: RunEmitter,
+    status: str,
+    *,
+    answer: str = "",
+    error: dict[str, str] | None = None,
+) -> AdvanceOutcome:
     if not run_end(run=run, status=status, answer=answer, error=error, emitter=emitter):
         return AdvanceOutcome("stopped")
     return AdvanceOutcome(status)

@@ -21,16 +21,30 @@ class RunStopped(Exception):
 
 
 def run_create(
-    *, agent: Agent, user: Any, session: Any, task: str, transcript: list[dict[str, Any]],
+    *,
+    agent: Agent,
+    user: Any,
+    session: Any,
+    task: str,
+    transcript: list[dict[str, Any]],
     user_message: Any = None,
 ) -> Run:
     """A queued root run with the agent's definition pinned as it is now, and a fresh budget."""
     now = timezone.now()
     return Run.objects.create(
-        session=session, user=user, agent=agent, agent_version=agent.version,
-        agent_config=agent_snapshot(agent=agent), user_message=user_message, depth=0,
-        path=[agent.name], task=task, transcript=transcript, budget=budget_initial(),
-        deadline=now + timedelta(seconds=settings.RUN_DEADLINE_SECONDS), queued_at=now,
+        session=session,
+        user=user,
+        agent=agent,
+        agent_version=agent.version,
+        agent_config=agent_snapshot(agent=agent),
+        user_message=user_message,
+        depth=0,
+        path=[agent.name],
+        task=task,
+        transcript=transcript,
+        budget=budget_initial(),
+        deadline=now + timedelta(seconds=settings.RUN_DEADLINE_SECONDS),
+        queued_at=now,
     )
 
 
@@ -44,11 +58,20 @@ def run_create_child(
     config = agent_snapshot(agent=target)
     config["max_steps"] = max(1, min(config["max_steps"], max_steps))
     return Run.objects.create(
-        session_id=caller.session_id, user_id=caller.user_id, agent=target,
-        agent_version=target.version, agent_config=config, parent=caller,
-        parent_tool_call_id=call_id, root_id=caller.root_id_or_self, depth=caller.depth + 1,
-        path=[*caller.path, target.name], task=prompt, routing_reason=reason[:500],
-        transcript=[{"role": "user", "content": prompt}], queued_at=now,
+        session_id=caller.session_id,
+        user_id=caller.user_id,
+        agent=target,
+        agent_version=target.version,
+        agent_config=config,
+        parent=caller,
+        parent_tool_call_id=call_id,
+        root_id=caller.root_id_or_self,
+        depth=caller.depth + 1,
+        path=[*caller.path, target.name],
+        task=prompt,
+        routing_reason=reason[:500],
+        transcript=[{"role": "user", "content": prompt}],
+        queued_at=now,
         deadline=min(root_deadline, now + timedelta(seconds=settings.CHILD_DEADLINE_SECONDS)),
     )
 
@@ -98,7 +121,10 @@ def run_heartbeat(*, run: Run) -> None:
 def run_save_progress(*, run: Run) -> None:
     """Persist transcript, steps, usage and seq and renew the lease; RunStopped if not ours."""
     updated = _held(run).update(
-        transcript=run.transcript, steps=run.steps, usage=run.usage, last_seq=run.last_seq,
+        transcript=run.transcript,
+        steps=run.steps,
+        usage=run.usage,
+        last_seq=run.last_seq,
         lease_expires_at=_lease(),
     )
     if not updated:
@@ -113,8 +139,13 @@ def run_wait_or_continue(*, run: Run) -> bool:
         if not run.children.exclude(status__in=FINAL_STATUSES).exists():
             return False
         updated = _held(run).update(
-            status=RunStatus.WAITING, transcript=run.transcript, steps=run.steps, usage=run.usage,
-            last_seq=run.last_seq, lease_expires_at=None, lease_token=None,
+            status=RunStatus.WAITING,
+            transcript=run.transcript,
+            steps=run.steps,
+            usage=run.usage,
+            last_seq=run.last_seq,
+            lease_expires_at=None,
+            lease_token=None,
         )
         if not updated:
             raise RunStopped
@@ -124,21 +155,37 @@ def run_wait_or_continue(*, run: Run) -> bool:
 def run_release(*, run: Run) -> None:
     """Hand a running run back to the queue (its task re-enqueues it to continue)."""
     updated = _held(run).update(
-        status=RunStatus.QUEUED, lease_expires_at=None, lease_token=None, queued_at=timezone.now(),
-        transcript=run.transcript, steps=run.steps, usage=run.usage, last_seq=run.last_seq,
+        status=RunStatus.QUEUED,
+        lease_expires_at=None,
+        lease_token=None,
+        queued_at=timezone.now(),
+        transcript=run.transcript,
+        steps=run.steps,
+        usage=run.usage,
+        last_seq=run.last_seq,
     )
     if not updated:
         raise RunStopped
 
 
 def run_finish(
-    *, run: Run, status: str, answer: str = "", error: dict[str, str] | None = None,
+    *,
+    run: Run,
+    status: str,
+    answer: str = "",
+    error: dict[str, str] | None = None,
     fenced: bool = True,
 ) -> bool:
     """End a run; False if it had already ended (or, when fenced, is no longer this worker's)."""
     fields = dict(
-        status=status, answer=answer, error=error, finished_at=timezone.now(),
-        lease_expires_at=None, transcript=run.transcript, steps=run.steps, usage=run.usage,
+        status=status,
+        answer=answer,
+        error=error,
+        finished_at=timezone.now(),
+        lease_expires_at=None,
+        transcript=run.transcript,
+        steps=run.steps,
+        usage=run.usage,
         last_seq=run.last_seq,
     )
     runs = _held(run) if fenced else Run.objects.filter(pk=run.pk)
@@ -153,6 +200,8 @@ def usage_add(usage: dict[str, int], prompt_tokens: int, completion_tokens: int)
     prompt = usage.get("prompt_tokens", 0) + prompt_tokens
     completion = usage.get("completion_tokens", 0) + completion_tokens
     return {
-        "prompt_tokens": prompt, "completion_tokens": completion,
-        "total_tokens": prompt + completion, "model_calls": usage.get("model_calls", 0) + 1,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "model_calls": usage.get("model_calls", 0) + 1,
     }

@@ -18,8 +18,11 @@ PERSIST_INTERVAL = 0.3  # seconds between saves of partial text (and cancellatio
 class MessageStream:
     """One agent message as it streams: started on first text, deltas batched, then completed."""
 
-    def __init__(self, emitter: RunEmitter, message_id: uuid.UUID, model_label: str) -> None:
+    def __init__(
+        self, emitter: RunEmitter, message_id: uuid.UUID, model_label: str, *, fenced: bool = True
+    ) -> None:
         self.emitter = emitter
+        self.fenced = fenced  # check the run is still ours before the first write
         self.message_id = message_id
         self.model_label = model_label
         self.text = ""
@@ -57,6 +60,8 @@ class MessageStream:
         return self._started
 
     def _start(self) -> None:
+        if self.fenced:  # an answer after a long wait: the run may have been stopped meanwhile
+            run_heartbeat(run=self.emitter.run)
         self._started = True
         self._save(MessageStatus.STREAMING)
         self._saved_at = self._flushed_at = time.monotonic()

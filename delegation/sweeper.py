@@ -24,7 +24,9 @@ def runs_sweep() -> dict[str, int]:
     timed_out = 0
     for run in Run.objects.filter(deadline__lt=now).exclude(status__in=FINAL_STATUSES)[:BATCH]:
         timed_out += run_end(
-            run=run, status=RunStatus.TIMED_OUT, fenced=False,
+            run=run,
+            status=RunStatus.TIMED_OUT,
+            fenced=False,
             error={"code": "run_timeout", "message": "The run went past its time limit."},
         )
     stale = Q(status=RunStatus.RUNNING, lease_expires_at__lt=now) | Q(

@@ -48,9 +48,47 @@ def tool_calls(*calls: tuple[str, dict[str, Any]]) -> Reply:
     return Reply(tool_calls=[(name, json.dumps(args)) for name, args in calls])
 
 
+def delegate(target: str, task: str = "please help", **extra: Any) -> Reply:
+    """A call of the delegate tool."""
+    return tool_call("delegate", {"target": target, "task": task, **extra})
+
+
 def error(status: int, message: str = "scripted failure") -> Reply:
     """An HTTP error answer."""
     return Reply(status=status, error_message=message)
+
+
+class Team:
+    """Scripts replies per agent: requests are told apart by the system prompt "You are NAME."
+    (what tests.factories.make_agent gives). Unscripted agents answer "NAME default answer"."""
+
+    def __init__(self, fake: FakeOpenAI) -> None:
+        self.fake = fake
+        self.scripts: dict[str, deque[Reply | Callable[[dict[str, Any]], Reply]]] = {}
+        self.requests: dict[str, list[dict[str, Any]]] = {}
+        self.always: dict[str, Callable[[dict[str, Any]], Reply]] = {}  # once the script is used
+        self._lock = threading.Lock()
+        fake.fallback = self._reply
+
+    def script(self, agent: str, *replies: Reply | Callable[[dict[str, Any]], Reply]) -> Team:
+        """Queue replies for one agent (a callable computes a reply from the request)."""
+        self.scripts.setdefault(agent, deque()).extend(replies)
+        return self
+
+    def _reply(self, body: dict[str, Any]) -> Reply:
+        first = body["messages"][0]
+        agent = (
+            first["content"].removeprefix("You are ").rstrip(".")
+            if first["role"] == "system"
+            else "?"
+        )
+        with self._lock:
+            self.requests.setdefault(agent, []).append(body)
+            queue = self.scripts.get(agent)
+            reply = queue.popleft() if queue else None
+        if reply is None:
+            reply = self.always.get(agent) or text(f"{agent} default answer")
+        return reply(body) if callable(reply) else reply
 
 
 class FakeOpenAI:
@@ -61,6 +99,8 @@ class FakeOpenAI:
         self.fallback: Callable[[dict[str, Any]], Reply] = lambda body: text("fallback answer")
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []  # the Authorization header of each request
+        self.active = 0  # requests being answered now
+        self.max_active = 0  # the most answered at once (shows parallel callers)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -108,12 +148,19 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.authorizations.append(self.headers.get("Authorization"))
                 reply = fake._next(body)
-                if reply.stall_seconds:
-                    time.sleep(reply.stall_seconds)
-                if reply.status != 200:
-                    self._send_error(reply)
-                else:
-                    self._send_stream(body, reply)
+                with fake._lock:
+                    fake.active += 1
+                    fake.max_active = max(fake.max_active, fake.active)
+                try:
+                    if reply.stall_seconds:
+                        time.sleep(reply.stall_seconds)
+                    if reply.status != 200:
+                        self._send_error(reply)
+                    else:
+                        self._send_stream(body, reply)
+                finally:
+                    with fake._lock:
+                        fake.active -= 1
 
             def _send_error(self, reply: Reply) -> None:
                 payload = json.dumps({"error": {"message": reply.error_message, "type": "fake"}})

@@ -62,7 +62,9 @@ class OfflineProvider:
             calls = [picked] if picked else []
         if calls:
             for index, (name, arguments) in enumerate(calls):
-                seed = f"{len(request.messages)}:{name}:{index}"
+                seed = (
+                    f"{len(request.messages)}:{name}:{index}:{_text(last)}:{json.dumps(arguments)}"
+                )
                 digest = hashlib.sha1(seed.encode()).hexdigest()[:12]
                 yield ToolCallRequest(f"offline_{digest}", name, json.dumps(arguments))
             yield Usage(_count(request.messages), 8 * len(calls))
@@ -98,8 +100,16 @@ def _route(text: str, delegate: dict[str, Any] | None) -> list[tuple[str, dict[s
         keywords = [t.strip(" .").lower() for t in tags.split(",") if t.strip(" .")]
         keywords.append(match.group("name").lower())
         if any(_mentions(words, keyword) for keyword in keywords):
-            calls.append(("delegate", {"target": match.group("name"), "task": text,
-                                       "reason": "offline routing by tags"}))
+            calls.append(
+                (
+                    "delegate",
+                    {
+                        "target": match.group("name"),
+                        "task": text,
+                        "reason": "offline routing by tags",
+                    },
+                )
+            )
     return calls
 
 
