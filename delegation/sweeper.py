@@ -29,16 +29,20 @@ def runs_sweep() -> dict[str, int]:
             fenced=False,
             error={"code": "run_timeout", "message": "The run went past its time limit."},
         )
-    stale = Q(status=RunStatus.RUNNING, lease_expires_at__lt=now) | Q(
+    # A dead worker's run (lease expired) is re-sent at most once per lease period, and a queued
+    # run whose task was lost once per QUEUED_STALE_SECONDS; `queued_at` records the last send.
+    # The lease itself is left alone: the next claim sees it expired and takes over.
+    dead_worker = Q(status=RunStatus.RUNNING, lease_expires_at__lt=now) & (
+        Q(queued_at__isnull=True)
+        | Q(queued_at__lt=now - timedelta(seconds=settings.RUN_LEASE_SECONDS))
+    )
+    lost_task = Q(
         status=RunStatus.QUEUED,
         queued_at__lt=now - timedelta(seconds=settings.QUEUED_STALE_SECONDS),
     )
     resent = 0
-    for run_id in Run.objects.filter(stale).values_list("id", flat=True)[:BATCH]:
-        # Push the lease/queue time forward so the next sweep does not send it again at once.
-        Run.objects.filter(pk=run_id).update(
-            lease_expires_at=now + timedelta(seconds=settings.RUN_LEASE_SECONDS), queued_at=now
-        )
+    for run_id in Run.objects.filter(dead_worker | lost_task).values_list("id", flat=True)[:BATCH]:
+        Run.objects.filter(pk=run_id).update(queued_at=now)
         enqueue(advance_run, str(run_id))
         resent += 1
     return {"timed_out": timed_out, "resent": resent}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -42,20 +43,25 @@ def flush_redis() -> Iterator[None]:
     client.flushdb()
 
 
-@pytest.fixture
-def celery_worker(django_db_setup, flush_redis) -> Iterator[subprocess.Popen]:
-    """A real `celery worker` process (prefork, 2 children) on the test database."""
-    require_distributed()
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "OFFLINE_MODEL_DELAY_MS": "0",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    log = _log_file("celery-worker.log")
-    process = subprocess.Popen(
-        [
+class Workers:
+    """Starts real `celery worker` processes (prefork, 2 children, with `-B` beat if asked) on
+    the test database and Redis; kills them with SIGKILL or stops them at teardown."""
+
+    def __init__(self) -> None:
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self, name: str = "w1", *, beat: bool = False, **env: str) -> subprocess.Popen:
+        """A ready worker whose environment adds `env`."""
+        full_env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "REDIS_URL": settings.REDIS_URL,
+            "OFFLINE_MODEL_DELAY_MS": "0",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_CONN_MAX_AGE": "0",
+            **env,
+        }
+        command = [
             sys.executable,
             "-m",
             "celery",
@@ -66,23 +72,54 @@ def celery_worker(django_db_setup, flush_redis) -> Iterator[subprocess.Popen]:
             "--concurrency=2",
             "--without-mingle",
             "--without-gossip",
-            "--hostname=test@%h",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        _wait_ready(process)
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            f"--hostname={name}@%h",
+        ]
+        if beat:
+            command += ["-B", "--schedule", str(ROOT / "test-output" / f"beat-{name}")]
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=full_env,
+            stdout=_log_file(f"celery-{name}.log"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes.append(process)
+        _wait_ready(process, name)
+        return process
+
+    def kill(self, process: subprocess.Popen) -> None:
+        """SIGKILL the worker and its pool children at once, as a crash would."""
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        """Stop every worker still running."""
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
         _wait_for_other_sessions_to_close()
+
+
+@pytest.fixture
+def workers(django_db_setup, flush_redis) -> Iterator[Workers]:
+    """Start Celery workers as the test needs them."""
+    require_distributed()
+    started = Workers()
+    try:
+        yield started
+    finally:
+        started.stop_all()
+
+
+@pytest.fixture
+def celery_worker(workers: Workers) -> subprocess.Popen:
+    """One running worker."""
+    return workers.start()
 
 
 def _log_file(name: str) -> Any:
@@ -91,14 +128,15 @@ def _log_file(name: str) -> Any:
     return open(ROOT / "test-output" / name, "ab")  # noqa: SIM115  (outlives this function)
 
 
-def _wait_ready(process: subprocess.Popen, timeout: float = 30) -> None:
+def _wait_ready(process: subprocess.Popen, name: str, timeout: float = 30) -> None:
     from config.celery_app import app
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError("celery worker exited; see test-output/celery-worker.log")
-        if app.control.ping(timeout=0.5):
+            raise RuntimeError(f"celery worker exited; see test-output/celery-{name}.log")
+        replies = app.control.ping(timeout=0.5)
+        if any(name in host for reply in replies for host in reply):
             return
     raise RuntimeError("celery worker did not become ready")
 

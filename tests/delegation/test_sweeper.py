@@ -1,0 +1,74 @@
+"""The sweeper: deadlines, dead workers and lost tasks, each handled once."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from chat.models import ChatMessage, ChatSession, MessageStatus
+from delegation.models import Run, RunStatus
+from delegation.services import run_create
+from delegation.sweeper import runs_sweep
+from tests.factories import make_agent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[str]:
+    """Run ids the sweeper enqueues (the task itself is not run here)."""
+    calls: list[str] = []
+    monkeypatch.setattr("delegation.sweeper.enqueue", lambda task, run_id: calls.append(run_id))
+    return calls
+
+
+def new_run(user, **fields) -> Run:
+    agent = make_agent()
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
+    run = run_create(agent=agent, user=user, session=session, task="t", transcript=[])
+    Run.objects.filter(pk=run.pk).update(**fields)
+    run.refresh_from_db()
+    return run
+
+
+def test_run_past_its_deadline_times_out_once_with_a_plain_message(user, sent):
+    run = new_run(user, status=RunStatus.RUNNING, deadline=timezone.now() - timedelta(seconds=1))
+    assert runs_sweep()["timed_out"] == 1
+    run.refresh_from_db()
+    assert run.status == RunStatus.TIMED_OUT and run.error["code"] == "run_timeout"
+    note = ChatMessage.objects.get(run=run)
+    assert note.status == MessageStatus.FAILED and "could not finish in time" in note.content
+    assert runs_sweep()["timed_out"] == 0
+
+
+def test_dead_workers_run_is_resent_once_per_lease_period(user, sent, settings):
+    settings.RUN_LEASE_SECONDS = 30
+    expired = timezone.now() - timedelta(seconds=1)
+    run = new_run(user, status=RunStatus.RUNNING, lease_expires_at=expired, queued_at=None)
+    alive = new_run(
+        user, status=RunStatus.RUNNING, lease_expires_at=timezone.now() + timedelta(seconds=30)
+    )
+    assert runs_sweep()["resent"] == 1 and sent == [str(run.id)]
+    assert runs_sweep()["resent"] == 0  # not again within the lease period
+    Run.objects.filter(pk=run.pk).update(queued_at=timezone.now() - timedelta(seconds=31))
+    assert runs_sweep()["resent"] == 1
+    assert str(alive.id) not in sent
+    assert Run.objects.get(pk=run.pk).lease_expires_at == expired  # a claim will take over
+
+
+def test_lost_queued_task_is_resent_after_the_stale_period(user, sent, settings):
+    settings.QUEUED_STALE_SECONDS = 60
+    fresh = new_run(user, queued_at=timezone.now())
+    lost = new_run(user, queued_at=timezone.now() - timedelta(seconds=61))
+    assert runs_sweep()["resent"] == 1 and sent == [str(lost.id)]
+    assert str(fresh.id) not in sent
+
+
+def test_waiting_and_finished_runs_are_left_alone(user, sent):
+    long_ago = timezone.now() - timedelta(hours=1)
+    new_run(user, status=RunStatus.WAITING, queued_at=long_ago)
+    new_run(user, status=RunStatus.SUCCEEDED, queued_at=long_ago, deadline=long_ago)
+    assert runs_sweep() == {"timed_out": 0, "resent": 0}
