@@ -1,46 +1,104 @@
-"""Admin for runs: status, agent, depth, duration and tokens, filterable."""
+"""Admin for runs: turns as trees with status, duration and tokens per agent, filterable."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import F, QuerySet
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from delegation.models import Run
+from delegation.selectors import run_tree
+
+
+def duration_text(run: Run) -> str:
+    """Wall time from start to finish, or '-'."""
+    if run.started_at and run.finished_at:
+        return f"{(run.finished_at - run.started_at).total_seconds():.2f} s"
+    return "-"
 
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    """Runs are records of work done: browsable, never edited by hand."""
+    """Runs are records of work done (a child run is a delegation): browsable, never edited."""
 
     list_display = [
-        "id",
-        "agent",
-        "user",
+        "agent_in_tree",
         "status",
-        "depth",
+        "user",
         "steps",
         "tokens",
+        "turn_tokens",
         "duration",
         "created_at",
     ]
-    list_filter = ["status", "agent", "depth"]
+    list_filter = ["status", "agent", ("user", admin.RelatedOnlyFieldListFilter), "depth"]
     search_fields = ["id", "task", "user__username", "agent__name"]
-    raw_id_fields = ["session", "user", "parent", "user_message"]
+    raw_id_fields = ["session", "user", "parent", "root", "user_message"]
     readonly_fields = [f.name for f in Run._meta.fields]
+    change_form_template = "admin/delegation/run/change_form.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Run]:
+        """Newest turn first, each turn's runs together in the order they started."""
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("agent", "user", "root")
+            .annotate(turn_started=Coalesce(F("root__created_at"), F("created_at")))
+            .order_by("-turn_started", "created_at")
+        )
+
+    @admin.display(description="agent")
+    def agent_in_tree(self, obj: Run) -> str:
+        """The agent, indented by depth, with the path as a tooltip."""
+        return format_html(
+            '<span style="padding-left:{}em" title="{}">{}{}</span>',
+            obj.depth * 1.5,
+            " → ".join(obj.path),
+            "↳ " if obj.depth else "",
+            obj.agent_config.get("display_name", ""),
+        )
 
     @admin.display(description="tokens")
     def tokens(self, obj: Run) -> int:
-        """Total tokens of this run."""
+        """Tokens of this run's own model calls."""
         return int((obj.usage or {}).get("total_tokens", 0))
+
+    @admin.display(description="turn tokens")
+    def turn_tokens(self, obj: Run) -> str:
+        """Tokens of the whole turn (on its root run)."""
+        return str(obj.tree_tokens) if obj.root_id is None else ""
 
     @admin.display(description="duration")
     def duration(self, obj: Run) -> str:
         """Wall time from start to finish."""
-        if obj.started_at and obj.finished_at:
-            return f"{(obj.finished_at - obj.started_at).total_seconds():.2f} s"
-        return "-"
+        return duration_text(obj)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
+        """The run's page, with its whole turn as a tree."""
+        run = self.get_object(request, object_id)
+        tree = [
+            {
+                "run": r,
+                "indent": r.depth * 1.5,
+                "duration": duration_text(r),
+                "tokens": (r.usage or {}).get("total_tokens", 0),
+                "current": r.pk == getattr(run, "pk", None),
+            }
+            for r in (run_tree(run=run) if run else [])
+        ]
+        return super().change_view(
+            request, object_id, form_url, {**(extra_context or {}), "tree": tree}
+        )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         """Runs start from chat, not from admin."""
