@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import threading
 import uuid
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
@@ -62,14 +64,68 @@ def envelope(
 
 def emit(event: dict[str, Any]) -> None:
     """Send the event to its session's group once the current transaction commits."""
-    transaction.on_commit(lambda: _send(session_group(event["session_id"]), event))
+    transaction.on_commit(lambda: _sender().submit(session_group(event["session_id"]), event))
 
 
-def _send(group: str, event: dict[str, Any]) -> None:
-    # The database is the truth and clients converge from it, so a lost event is logged, not fatal.
-    try:
-        async_to_sync(get_channel_layer().group_send)(
-            group, {"type": event["type"], "event": event}
-        )
-    except Exception:
-        logger.warning("could not send %s to %s", event["type"], group, exc_info=True)
+class _Sender:
+    """One event loop per process that sends events in the order they were emitted.
+
+    Calling async_to_sync per event would start a new loop each time, and channels_redis keeps
+    its connection pool per loop, so every event would open a new Redis connection. Workers
+    hand events to this loop and go on; the database is the truth, so a failed send is logged.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self.queue: asyncio.Queue[tuple[str, dict[str, Any]] | threading.Event] | None = None
+        ready = threading.Event()
+        threading.Thread(target=self._run, args=(ready,), daemon=True, name="events").start()
+        ready.wait(5)
+
+    def submit(self, group: str, event: dict[str, Any]) -> None:
+        """Queue one event for its group (thread-safe, returns at once)."""
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (group, event))
+
+    def flush(self, timeout: float) -> None:
+        """Wait until every event queued so far was handed to the channel layer."""
+        done = threading.Event()
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, done)
+        done.wait(timeout)
+
+    def _run(self, ready: threading.Event) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.queue = asyncio.Queue()
+        ready.set()
+        self.loop.run_until_complete(self._drain())
+
+    async def _drain(self) -> None:
+        while True:
+            item = await self.queue.get()
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            group, event = item
+            try:
+                await get_channel_layer().group_send(group, {"type": event["type"], "event": event})
+            except Exception:
+                logger.warning("could not send %s to %s", event["type"], group, exc_info=True)
+
+
+_sender_instance: _Sender | None = None
+_sender_lock = threading.Lock()
+
+
+def _sender() -> _Sender:
+    """This process's sender (a forked worker child starts its own)."""
+    global _sender_instance
+    with _sender_lock:
+        if _sender_instance is None or _sender_instance.pid != os.getpid():
+            _sender_instance = _Sender()
+        return _sender_instance
+
+
+def flush_events(timeout: float = 5.0) -> None:
+    """Block until the events emitted so far were handed to the channel layer."""
+    if _sender_instance is not None and _sender_instance.pid == os.getpid():
+        _sender_instance.flush(timeout)

@@ -22,6 +22,15 @@ def failure_message_id(run: Run) -> object:
     return uuid.uuid5(run.id, "failure")
 
 
+def _delegated(run: Run) -> bool:
+    """Whether the run ever called the delegate tool (else it has no children to stop)."""
+    return any(
+        call["function"]["name"] == "delegate"
+        for message in run.transcript
+        for call in message.get("tool_calls") or []
+    )
+
+
 def run_end(
     *,
     run: Run,
@@ -37,8 +46,9 @@ def run_end(
     run.last_seq = emitter.seq
     if not run_finish(run=run, status=status, answer=answer, error=error, fenced=fenced):
         return False
-    for child in run.children.exclude(status__in=FINAL_STATUSES):
-        run_stop(run=child)
+    if _delegated(run):
+        for child in run.children.exclude(status__in=FINAL_STATUSES):
+            run_stop(run=child)
     if error:
         emitter.emit("error", code=error["code"], message=error["message"])
         sentence = f"Sorry, {FAILURE_SENTENCES.get(status, 'I could not finish this')}: "

@@ -115,10 +115,11 @@ def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> object:
     if pending:
         return _run_tools(run, emitter, pending, tools)
     config = run.agent_config
-    budget = budget_state(root_id=run.root_id_or_self)
-    final_step = run.steps + 1 >= config["max_steps"] or budget.spent  # then no tools: answer
+    # A run's first call fits the budget it was created with; later ones check what is left.
+    spent = run.steps > 0 and budget_state(root_id=run.root_id_or_self).spent
+    final_step = run.steps + 1 >= config["max_steps"] or spent  # then no tools: answer
     schemas = [t.openai_schema() for t in tools.values()]
-    targets = [] if final_step else delegation_targets(caller=run)
+    targets = [] if final_step else _targets(run)
     if targets:
         schemas.append(delegate_tool_schema(targets))
     request = ModelRequest(
@@ -164,8 +165,15 @@ def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> object:
     run.transcript = [*run.transcript, assistant]
     _save(run, emitter)
     if calls:
-        return _run_tools(run, emitter, _pending_tool_calls(run.transcript), tools)
+        return _run_tools(run, emitter, _pending_tool_calls(run.transcript), tools, fresh=True)
     return stream.text
+
+
+def _targets(run: Run) -> list[Any]:
+    """Who the run may delegate to, looked up once per delivery."""
+    if not hasattr(run, "_delegation_targets"):
+        run._delegation_targets = delegation_targets(caller=run)
+    return run._delegation_targets
 
 
 def _model_messages(run: Run) -> list[dict[str, Any]]:
@@ -194,6 +202,7 @@ def _run_tools(
     emitter: RunEmitter,
     pending: list[tuple[int, dict[str, Any]]],
     tools: dict[str, Tool],
+    fresh: bool = False,
 ) -> object:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
     calls start children (or collect their results when they have ended). WAITING if any child
@@ -203,7 +212,7 @@ def _run_tools(
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         if call["function"]["name"] == DELEGATE:
-            content = _delegation(run, emitter, call, message_id)
+            content = _delegation(run, emitter, call, message_id, fresh)
             if content is None:
                 waiting = True
                 continue
@@ -221,10 +230,11 @@ def _run_tools(
 
 
 def _delegation(
-    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID
+    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID, fresh: bool
 ) -> str | None:
-    """The result of a delegate call whose child has ended, or None while one is working."""
-    child = run.children.filter(parent_tool_call_id=call["id"]).first()
+    """The result of a delegate call whose child has ended, or None while one is working.
+    A call the model just made (`fresh`) has no child yet; a resumed one may."""
+    child = None if fresh else run.children.filter(parent_tool_call_id=call["id"]).first()
     if child is None:
         return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
     return delegation_result(child=child) if child.is_final else None
