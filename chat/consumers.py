@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from chat.events import envelope, session_group
+from chat.events import envelope, session_group, user_group
 from chat.models import ChatSession
 from chat.selectors import (
     access_run,
@@ -51,6 +51,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.user = user
         self.joined: set[str] = set()
         await self.accept()
+        await self.channel_layer.group_add(user_group(user.pk), self.channel_name)
+        self.joined.add(user_group(user.pk))
 
     async def disconnect(self, code: int) -> None:
         """Leave every session group this socket joined."""

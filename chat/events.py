@@ -38,6 +38,11 @@ def session_group(session_id: uuid.UUID | str) -> str:
     return f"chat.session.{session_id}"
 
 
+def user_group(user_id: int | str) -> str:
+    """The channel-layer group of every open socket of one user (reminders, notices)."""
+    return f"chat.user.{user_id}"
+
+
 def envelope(
     type: str,
     *,
@@ -65,6 +70,11 @@ def envelope(
 def emit(event: dict[str, Any]) -> None:
     """Send the event to its session's group once the current transaction commits."""
     transaction.on_commit(lambda: _sender().submit(session_group(event["session_id"]), event))
+
+
+def emit_to_user(user_id: int | str, event: dict[str, Any]) -> None:
+    """Send the event to every open socket of the user once the current transaction commits."""
+    transaction.on_commit(lambda: _sender().submit(user_group(user_id), event))
 
 
 class _Sender:
