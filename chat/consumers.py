@@ -13,13 +13,7 @@ from django.conf import settings
 
 from chat.events import envelope, session_group, user_group
 from chat.models import ChatSession
-from chat.selectors import (
-    access_run,
-    access_session,
-    message_as_event_data,
-    session_active_run,
-    session_messages,
-)
+from chat.selectors import access_run, access_session, message_as_event_data, session_snapshot
 from chat.services import message_send, preference_set_timezone
 from config.errors import AppError, NotFound
 from delegation.tree import run_stop
@@ -151,13 +145,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         return ChatSession.objects.filter(pk=session_id).exclude(user=self.user).exists()
 
     def _snapshot(self, session_id: uuid.UUID) -> dict[str, Any]:
-        session = access_session(self.user, session_id)
-        active = session_active_run(session=session)
-        return {
-            "session": {"id": str(session.id), "title": session.title},
-            "messages": [message_as_event_data(m) for m in session_messages(session=session)],
-            "active_run_id": str(active.id) if active else None,
-        }
+        return session_snapshot(session=access_session(self.user, session_id))
 
     async def _join(self, session_id: uuid.UUID) -> None:
         group = session_group(session_id)

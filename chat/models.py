@@ -82,3 +82,23 @@ class ChatPreference(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.timezone or 'site timezone'}"
+
+
+class ApiToken(models.Model):
+    """A user's API token, stored as a hash; `prefix` lets people tell their tokens apart."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

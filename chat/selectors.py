@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from chat.models import ChatMessage, ChatSession, MessageRole
 from config.errors import NotFound
@@ -61,6 +61,23 @@ def message_as_event_data(message: ChatMessage) -> dict[str, Any]:
         "tool": message.tool,
         "status": message.status,
         "created_at": message.created_at.isoformat(),
+    }
+
+
+def session_snapshot(
+    *, session: ChatSession, run_ids: set[Any] | None = None
+) -> dict[str, Any]:
+    """The saved transcript with in-flight messages, as `session.snapshot` carries it; with
+    `run_ids`, only that turn (its user message and the messages of those runs)."""
+    messages = session_messages(session=session)
+    if run_ids is not None:
+        user_messages = Run.objects.filter(pk__in=run_ids).values("user_message_id")
+        messages = messages.filter(Q(run_id__in=run_ids) | Q(pk__in=user_messages))
+    active = session_active_run(session=session)
+    return {
+        "session": {"id": str(session.id), "title": session.title},
+        "messages": [message_as_event_data(m) for m in messages],
+        "active_run_id": str(active.id) if active else None,
     }
 
 

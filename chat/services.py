@@ -158,3 +158,33 @@ def preference_set_timezone(*, user: Any, timezone_name: str) -> ChatPreference:
         user=user, defaults={"timezone": timezone_name}
     )
     return preference
+
+
+def session_create(*, user: Any, session_id: uuid.UUID | None = None, title: str = "") -> ChatSession:
+    """A new empty session with the entry agent (idempotent for the owner's own id)."""
+    session_id = session_id or uuid.uuid4()
+    existing = ChatSession.objects.filter(pk=session_id).first()
+    if existing is not None:
+        if existing.user_id != user.pk:
+            raise AppError("session_id_conflict", "That session id is already in use.", status=409)
+        return existing
+    agent = agent_entry_for(user=user)
+    return ChatSession.objects.create(id=session_id, user=user, agent=agent, title=title[:200])
+
+
+def session_rename(*, session: ChatSession, title: str) -> ChatSession:
+    """Give the session a new title."""
+    session.title = title.strip()[:200]
+    session.save(update_fields=["title", "updated_at"])
+    return session
+
+
+@transaction.atomic
+def session_delete(*, session: ChatSession) -> None:
+    """Delete the session with its messages; a turn still running in it is stopped first."""
+    from delegation.tree import run_stop
+
+    active = session_active_run(session=session)
+    if active is not None:
+        run_stop(run=active)
+    session.delete()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from rest_framework import exceptions as drf_exceptions
@@ -23,7 +24,10 @@ ERROR_CODES: dict[str, str] = {
     # objects and access
     "session_not_found": "No such session, or it belongs to someone else.",
     "run_not_found": "No such run, or it belongs to someone else.",
+    "token_not_found": "No such API token, or it belongs to someone else.",
+    "agent_not_found": "No such agent, or the user may not use it.",
     "message_id_conflict": "The message id is already used by another message.",
+    "session_id_conflict": "The session id is already used by someone else's session.",
     "turn_in_progress": "The session's previous turn is still running.",
     "no_entry_agent": "No enabled entry agent is configured.",
     "agent_forbidden": "The user may not use this agent.",
@@ -36,6 +40,16 @@ ERROR_CODES: dict[str, str] = {
     "model_misconfigured": "The agent's provider settings cannot work (e.g. no API key).",
     "run_timeout": "The run went past its deadline.",
     "internal_error": "An unexpected server error; it is logged.",
+    # REST API (see docs/api.md)
+    "not_authenticated": "No credentials were sent.",
+    "authentication_failed": "The token or session is invalid.",
+    "permission_denied": "The user may not do this (e.g. staff only).",
+    "not_found": "No such object.",
+    "method_not_allowed": "The HTTP method is not allowed here.",
+    "unsupported_media_type": "Send JSON.",
+    "parse_error": "The body is not valid JSON.",
+    "throttled": "Too many requests; retry after the given seconds.",
+    "not_acceptable": "The Accept header asks for a format the API does not serve.",
     # delegation (tool results of `delegate`, shown to the user in delegation.completed)
     "delegation_unknown_target": "No agent has that name.",
     "delegation_not_allowed": "The caller may not delegate to that agent.",
@@ -54,6 +68,9 @@ ERROR_CODES: dict[str, str] = {
     "tool_error": "The tool refused the request, with a reason.",
     "tool_failed": "The tool crashed; it is logged.",
 }
+
+
+logger = logging.getLogger(__name__)
 
 
 class AppError(Exception):
@@ -90,18 +107,22 @@ class NotFound(AppError):
         super().__init__(f"{what}_not_found", f"No such {what.replace('_', ' ')}.")
 
 
-def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Render AppError and DRF errors as `{"error": {"code", "message", "details"}}`."""
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """Render every API error as `{"error": {"code", "message", "details"}}`."""
     if isinstance(exc, AppError):
         return Response({"error": exc.as_dict()}, status=exc.status)
     response = drf_exception_handler(exc, context)
-    if response is None:
-        return None
+    if response is None:  # not an API exception: a bug; logged, answered in the same shape
+        logger.exception("API request failed", exc_info=exc)
+        body = {"code": "internal_error", "message": "Something went wrong on our side."}
+        return Response({"error": body}, status=500)
     if isinstance(exc, drf_exceptions.ValidationError):
         body = {"code": "invalid", "message": "Some fields are invalid.", "details": response.data}
     else:
-        detail = getattr(exc, "detail", "")
-        code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
-        body = {"code": str(code), "message": str(detail)}
+        code = getattr(exc, "default_code", "")
+        body = {
+            "code": code if code in ERROR_CODES else "invalid",
+            "message": str(getattr(exc, "detail", "")),
+        }
     response.data = {"error": body}
     return response

@@ -39,6 +39,8 @@ DJANGO_APPS = [
 THIRD_PARTY_APPS = [
     "channels",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
 ]
 LOCAL_APPS = [
@@ -95,6 +97,13 @@ else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache (API throttling): Redis when configured, else per-process memory ------------------------
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env("REDIS_URL")}
+    if env("REDIS_URL", default="")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
 # --- Redis, channels -----------------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
@@ -170,10 +179,39 @@ LOGGING = {
 
 # --- REST framework ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    # Tokens first, so an API client without credentials gets 401 with WWW-Authenticate.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "chat.tokens.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",  # the browser, with CSRF
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env("API_THROTTLE_USER", default="600/minute"),
+        "send": env("API_THROTTLE_SEND", default="60/minute"),
+    },
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Agent platform API",
+    "DESCRIPTION": "Chat with admin-managed agents, stream their work, manage agents and tokens. "
+    "Events use the envelope of docs/protocol.md.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "chat.sse_schema.add_event_streams",
+    ],
+}
+API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=50)
+SSE_KEEPALIVE_SECONDS = env.float("SSE_KEEPALIVE_SECONDS", default=15.0)
 
 # --- Model providers -----------------------------------------------------------------------------
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
@@ -242,6 +280,32 @@ if not (
         "Time limits must nest: OPENAI_TIMEOUT x (retries + 1) < CELERY_TASK_SOFT_TIME_LIMIT "
         "< CELERY_TASK_TIME_LIMIT < CELERY_VISIBILITY_TIMEOUT"
     )
+
+# --- Reminders, tasks and weather (docs/reminders.md) --------------------------------------------
+REMINDER_DISPATCH_SECONDS = env.float("REMINDER_DISPATCH_SECONDS", default=2.0)  # beat interval
+REMINDER_BATCH_SIZE = env.int("REMINDER_BATCH_SIZE", default=500)  # rows claimed per transaction
+REMINDER_DISPATCH_MAX_SECONDS = env.float("REMINDER_DISPATCH_MAX_SECONDS", default=20.0)  # per tick
+REMINDER_MAX_ATTEMPTS = env.int("REMINDER_MAX_ATTEMPTS", default=5)  # then status failed
+REMINDER_RETRY_SECONDS = env.int("REMINDER_RETRY_SECONDS", default=30)  # backoff base, doubling
+REMINDER_LATE_SECONDS = env.int("REMINDER_LATE_SECONDS", default=60)  # later than this = late
+REMINDER_EMAIL_FROM = env("REMINDER_EMAIL_FROM", default="")  # set: email-channel reminders mail
+REMINDER_DAY_START = env("REMINDER_DAY_START", default="09:00")  # find_free_slots default window
+REMINDER_DAY_END = env("REMINDER_DAY_END", default="18:00")
+REMINDER_TASK_MINUTES = env.int("REMINDER_TASK_MINUTES", default=60)  # a task with only a start
+WEATHER_PROVIDER = env("WEATHER_PROVIDER", default="offline")  # or open-meteo
+WEATHER_TIMEOUT = env.float("WEATHER_TIMEOUT", default=5.0)  # seconds per HTTP request
+WEATHER_DEFAULT_CITY = env("WEATHER_DEFAULT_CITY", default="")  # when the model names none
+WEATHER_GEOCODING_URL = env(
+    "WEATHER_GEOCODING_URL", default="https://geocoding-api.open-meteo.com/v1/search"
+)
+WEATHER_FORECAST_URL = env("WEATHER_FORECAST_URL", default="https://api.open-meteo.com/v1/forecast")
+
 CELERY_BEAT_SCHEDULE = {
     "sweep-runs": {"task": "delegation.sweep_runs", "schedule": SWEEP_INTERVAL_SECONDS},
+    # Beat only triggers the dispatcher; a trigger older than one interval is dropped, not queued.
+    "dispatch-reminders": {
+        "task": "reminders.dispatch",
+        "schedule": REMINDER_DISPATCH_SECONDS,
+        "options": {"expires": REMINDER_DISPATCH_SECONDS},
+    },
 }

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from channels.layers import channel_layers
+from django.core.cache import cache
 
 from config import enqueue as enqueue_module
 from tests.factories import make_agent, make_user
@@ -22,6 +23,7 @@ def embedded_mode(request: pytest.FixtureRequest, settings) -> Iterator[None]:
             "default": {"BACKEND": "config.inmemory_layer.ThreadSafeInMemoryChannelLayer"}
         }
     channel_layers.backends.clear()  # a fresh layer per test: queues belong to one event loop
+    cache.clear()  # API throttle counters must not leak from one test into the next
     yield
     enqueue_module.wait_for_in_process_tasks()
     channel_layers.backends.clear()

@@ -1,0 +1,113 @@
+"""REST endpoints of agents: the ones a user may use, and (staff) definitions and tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAdminUser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.models import Agent
+from agents.registry import all_tools
+from agents.selectors import agent_usable_by, agents_usable_by
+from agents.serializers import AgentSerializer, AgentSummarySerializer, ToolSerializer
+from agents.services import agent_revision_record
+from chat.serializers import ErrorSerializer
+from config.errors import NotFound
+
+ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 429)}
+
+
+def access_agent(user: Any, name: str) -> Agent:
+    """An agent the user may use (staff: any agent), or NotFound."""
+    agent = Agent.objects.filter(name=name).first()
+    if agent is None or not (user.is_staff or (agent.enabled and agent_usable_by(agent=agent, user=user))):
+        raise NotFound("agent")
+    return agent
+
+
+@transaction.atomic
+def agent_save_from_api(*, serializer: AgentSerializer, user: Any) -> Agent:
+    """Save through the API as admin does: one entry agent, a revision per save."""
+    if serializer.validated_data.get("is_entry"):
+        current = serializer.instance
+        Agent.objects.filter(is_entry=True).exclude(pk=getattr(current, "pk", None)).update(
+            is_entry=False
+        )
+    agent = serializer.save()
+    agent_revision_record(agent=agent, user=user, comment="API")
+    agent.refresh_from_db()
+    return agent
+
+
+class AgentListView(APIView):
+    """Agents: the ones the user may use; staff see and create all."""
+
+    @extend_schema(responses={200: AgentSummarySerializer(many=True), **ERRORS})
+    def get(self, request: Request) -> Response:
+        """Agents this user may use (staff: every agent)."""
+        agents = Agent.objects.all() if request.user.is_staff else agents_usable_by(user=request.user)
+        return Response(AgentSummarySerializer(agents, many=True).data)
+
+    @extend_schema(request=AgentSerializer, responses={201: AgentSerializer, **ERRORS})
+    def post(self, request: Request) -> Response:
+        """Create an agent (staff), with the same validation as admin."""
+        self.check_staff(request)
+        serializer = AgentSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        agent = agent_save_from_api(serializer=serializer, user=request.user)
+        return Response(AgentSerializer(agent).data, status=status.HTTP_201_CREATED)
+
+    def check_staff(self, request: Request) -> None:
+        """Writes are for staff."""
+        if not IsAdminUser().has_permission(request, self):
+            self.permission_denied(request, message="Only staff may change agents.")
+
+
+class AgentDetailView(APIView):
+    """One agent: read it (if usable), or (staff) update or disable it."""
+
+    @extend_schema(responses={200: AgentSerializer, **ERRORS})
+    def get(self, request: Request, name: str) -> Response:
+        """The agent; full definition for staff, summary for others."""
+        agent = access_agent(request.user, name)
+        serializer = AgentSerializer if request.user.is_staff else AgentSummarySerializer
+        return Response(serializer(agent).data)
+
+    @extend_schema(request=AgentSerializer, responses={200: AgentSerializer, **ERRORS})
+    def patch(self, request: Request, name: str) -> Response:
+        """Change fields (staff); `{"enabled": false}` disables the agent. Each save is a new
+        version with a stored revision."""
+        AgentListView().check_staff(request)
+        agent = access_agent(request.user, name)
+        serializer = AgentSerializer(agent, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        return Response(AgentSerializer(agent_save_from_api(serializer=serializer, user=request.user)).data)
+
+
+class AvailableAgentsView(APIView):
+    """Experts for routing and UIs: enabled, delegatable agents the user may use."""
+
+    @extend_schema(responses={200: AgentSummarySerializer(many=True), **ERRORS})
+    def get(self, request: Request) -> Response:
+        """Name, display name, description and tags of each available expert."""
+        agents = [a for a in agents_usable_by(user=request.user) if a.delegatable]
+        return Response(AgentSummarySerializer(agents, many=True).data)
+
+
+class ToolListView(APIView):
+    """The tool registry (staff)."""
+
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(responses={200: ToolSerializer(many=True), **ERRORS})
+    def get(self, request: Request) -> Response:
+        """Every registered tool with its argument schema."""
+        tools = [{"key": t.key, "description": t.description, "parameters": t.parameters,
+                  "permission": t.permission, "side_effect": t.side_effect} for t in all_tools()]
+        return Response(ToolSerializer(tools, many=True).data)

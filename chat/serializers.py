@@ -1,0 +1,124 @@
+"""API shapes of chat sessions, messages and tokens."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from chat.models import ApiToken, ChatMessage, ChatSession
+from config.api_fields import StrictCharField, StrictModelSerializer, StrictUUIDField
+
+
+class SessionSerializer(StrictModelSerializer):
+    """A chat session; `id` may be chosen by the client when creating."""
+
+    id = StrictUUIDField(required=False)
+    title = StrictCharField(max_length=200, required=False, allow_blank=True)
+    agent = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = ChatSession
+        fields = ["id", "title", "agent", "created_at", "updated_at"]
+        read_only_fields = ["agent", "created_at", "updated_at"]
+
+
+class SessionRenameSerializer(serializers.Serializer):
+    """The one editable field of a session."""
+
+    title = StrictCharField(max_length=200, allow_blank=False)
+
+
+class AgentTagSerializer(serializers.Serializer):
+    """Who produced a message: `{kind, name, display_name, depth, path}`."""
+
+    kind = serializers.ChoiceField(choices=["entry", "sub"])
+    name = serializers.CharField()
+    display_name = serializers.CharField()
+    depth = serializers.IntegerField()
+    path = serializers.ListField(child=serializers.CharField())
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    """A message as the snapshot and the stream show it."""
+
+    run_id = serializers.UUIDField(allow_null=True, read_only=True)
+    agent = AgentTagSerializer(allow_null=True, read_only=True)
+    tool = serializers.JSONField(allow_null=True, read_only=True)
+
+    class Meta:
+        model = ChatMessage
+        fields = ["id", "role", "run_id", "agent", "content", "model", "tool", "status",
+                  "created_at"]
+        read_only_fields = fields
+
+
+class MessageSendSerializer(serializers.Serializer):
+    """A user message; `id` makes retries idempotent."""
+
+    id = StrictUUIDField(required=False, help_text="Client-chosen message id (idempotency).")
+    text = StrictCharField(max_length=settings.CHAT_MAX_MESSAGE_CHARS, trim_whitespace=True)
+    timezone = StrictCharField(max_length=64, required=False,
+                                     help_text="The user's IANA timezone, e.g. Asia/Taipei.")
+
+
+class MessageAcceptedSerializer(serializers.Serializer):
+    """The answer to a send: the stored message and the run answering it."""
+
+    message = MessageSerializer()
+    run_id = serializers.UUIDField(allow_null=True)
+    duplicate = serializers.BooleanField()
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    """A token as listed: never its secret."""
+
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+        read_only_fields = fields
+
+
+class TokenCreateSerializer(serializers.Serializer):
+    """What a new token is called."""
+
+    name = StrictCharField(max_length=100)
+
+
+class TokenCreatedSerializer(TokenSerializer):
+    """A new token with its secret, shown this once."""
+
+    token = serializers.CharField(read_only=True)
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "token"]
+        read_only_fields = fields
+
+
+class ErrorBodySerializer(serializers.Serializer):
+    """`{"code", "message", "details"}`."""
+
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.JSONField(required=False)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """Every error: `{"error": {...}}`."""
+
+    error = ErrorBodySerializer()
+
+
+class SessionPageSerializer(serializers.Serializer):
+    """A cursor page of sessions."""
+
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = SessionSerializer(many=True)
+
+
+class MessagePageSerializer(serializers.Serializer):
+    """A cursor page of messages."""
+
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = MessageSerializer(many=True)

@@ -1,0 +1,96 @@
+"""Serializer fields that accept only the JSON type the schema promises (no coercion)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+from rest_framework import serializers
+
+
+class _Strict:
+    """Refuses values whose JSON type is not the field's own."""
+
+    json_types: tuple[type, ...] = ()
+    type_name = ""
+
+    def to_internal_value(self, data: Any) -> Any:
+        # bool is an int subclass in Python but not a JSON number.
+        if not isinstance(data, self.json_types) or (
+            isinstance(data, bool) and bool not in self.json_types
+        ):
+            raise serializers.ValidationError(f"Must be a {self.type_name}.", code="invalid")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(_Strict, serializers.CharField):
+    """A string, never a number turned into one."""
+
+    json_types, type_name = (str,), "string"
+
+
+class StrictUUIDField(_Strict, serializers.UUIDField):
+    """A UUID written as a string."""
+
+    json_types, type_name = (str,), "UUID string"
+
+
+class StrictIntegerField(_Strict, serializers.IntegerField):
+    """A JSON integer."""
+
+    json_types, type_name = (int,), "integer"
+
+
+class StrictFloatField(_Strict, serializers.FloatField):
+    """A JSON number."""
+
+    json_types, type_name = (int, float), "number"
+
+
+class StrictBooleanField(_Strict, serializers.BooleanField):
+    """true or false."""
+
+    json_types, type_name = (bool,), "boolean"
+
+
+class StrictURLField(_Strict, serializers.URLField):
+    """A URL string."""
+
+    json_types, type_name = (str,), "string"
+
+
+class StrictSlugField(_Strict, serializers.SlugField):
+    """A slug string."""
+
+    json_types, type_name = (str,), "string"
+
+
+class StrictModelSerializer(serializers.ModelSerializer):
+    """A ModelSerializer whose generated fields are strict about JSON types."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: StrictCharField,
+        models.TextField: StrictCharField,
+        models.SlugField: StrictSlugField,
+        models.URLField: StrictURLField,
+        models.UUIDField: StrictUUIDField,
+        models.IntegerField: StrictIntegerField,
+        models.PositiveIntegerField: StrictIntegerField,
+        models.PositiveSmallIntegerField: StrictIntegerField,
+        models.SmallIntegerField: StrictIntegerField,
+        models.FloatField: StrictFloatField,
+        models.BooleanField: StrictBooleanField,
+    }
+
+
+class StrictSlugRelatedField(serializers.SlugRelatedField):
+    """A related object by slug; "" is invalid (DRF would read it as null, as HTML forms do)."""
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        """Refuse the empty string and non-strings before the lookup."""
+        if data is not serializers.empty and data is not None and (
+            not isinstance(data, str) or data == ""
+        ):
+            raise serializers.ValidationError("Must be a non-empty name.", code="invalid")
+        return super().run_validation(data)

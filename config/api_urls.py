@@ -1,0 +1,41 @@
+"""Routes of the REST API, version 1."""
+
+from django.http import HttpRequest, JsonResponse
+from django.urls import path, re_path
+from django.views.decorators.csrf import csrf_exempt
+
+from agents.api import AgentDetailView, AgentListView, AvailableAgentsView, ToolListView
+from chat.api import (
+    MessageListView,
+    SessionDetailView,
+    SessionListView,
+    TokenDetailView,
+    TokenListView,
+)
+from chat.sse import run_events, session_events
+from delegation.api import RunCancelView, RunDetailView
+
+urlpatterns = [
+    path("agents/", AgentListView.as_view(), name="agent-list"),
+    path("agents/available/", AvailableAgentsView.as_view(), name="agent-available"),
+    path("agents/<slug:name>/", AgentDetailView.as_view(), name="agent-detail"),
+    path("tools/", ToolListView.as_view(), name="tool-list"),
+    path("sessions/", SessionListView.as_view(), name="session-list"),
+    path("sessions/<uuid:session_id>/", SessionDetailView.as_view(), name="session-detail"),
+    path("sessions/<uuid:session_id>/messages/", MessageListView.as_view(), name="message-list"),
+    path("sessions/<uuid:session_id>/events/", session_events, name="session-events"),
+    path("runs/<uuid:run_id>/", RunDetailView.as_view(), name="run-detail"),
+    path("runs/<uuid:run_id>/cancel/", RunCancelView.as_view(), name="run-cancel"),
+    path("runs/<uuid:run_id>/events/", run_events, name="run-events"),
+    path("tokens/", TokenListView.as_view(), name="token-list"),
+    path("tokens/<int:token_id>/", TokenDetailView.as_view(), name="token-detail"),
+]
+
+
+@csrf_exempt  # it changes nothing; without this an unknown POST gets Django's HTML CSRF page
+def api_not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
+    """Unknown API paths (or malformed ids in them) answer 404 in the API's error shape."""
+    return JsonResponse({"error": {"code": "not_found", "message": "No such API path."}}, status=404)
+
+
+urlpatterns.append(re_path(r"^(?P<rest>[\s\S]*)$", api_not_found))  # any path, newlines too

@@ -1,0 +1,56 @@
+"""API shape of a run and its delegation tree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from delegation.emitter import agent_tag
+from delegation.models import Run
+
+
+class RunSerializer(serializers.ModelSerializer):
+    """A run with its agent tag, timings, tokens and (nested) the experts it asked."""
+
+    agent = serializers.SerializerMethodField()
+    duration_ms = serializers.SerializerMethodField()
+    children = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = ["id", "status", "agent", "parent", "depth", "task", "answer", "error",
+                  "routing_reason", "usage", "steps", "created_at", "started_at", "finished_at",
+                  "duration_ms", "children"]
+        read_only_fields = fields
+
+    def get_agent(self, run: Run) -> dict[str, Any]:
+        """The `{kind, name, display_name, depth, path}` tag."""
+        return agent_tag(run)
+
+    def get_duration_ms(self, run: Run) -> int | None:
+        """Start to finish, once finished."""
+        if run.started_at and run.finished_at:
+            return int((run.finished_at - run.started_at).total_seconds() * 1000)
+        return None
+
+    def get_children(self, run: Run) -> list[dict[str, Any]]:
+        """The runs this one delegated to, each with its own children."""
+        by_parent: dict[Any, list[Run]] = self.context.get("by_parent", {})
+        return RunSerializer(by_parent.get(run.id, []), many=True, context=self.context).data
+
+
+class TurnSerializer(RunSerializer):
+    """A run as the root of a tree, with the turn's totals."""
+
+    turn = serializers.SerializerMethodField()
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "turn"]
+        read_only_fields = fields
+
+    def get_turn(self, run: Run) -> dict[str, int]:
+        """Model calls, tokens and delegations of the whole turn."""
+        root = run.root or run
+        return {"model_calls": root.tree_model_calls, "tokens": root.tree_tokens,
+                "delegations": root.tree_delegations}

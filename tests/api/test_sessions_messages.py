@@ -1,0 +1,119 @@
+"""Sessions and messages over REST: scoped to their owner, validated, idempotent."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from chat.models import ChatMessage, ChatSession
+from delegation.models import Run, RunStatus
+
+pytestmark = pytest.mark.django_db
+
+
+def test_create_with_client_uuid_is_idempotent_and_foreign_ids_conflict(
+    api, mallory_api, entry_agent
+):
+    sid = str(uuid.uuid4())
+    first = api.post("/api/v1/sessions/", {"id": sid, "title": "Plans"}, format="json")
+    again = api.post("/api/v1/sessions/", {"id": sid}, format="json")
+    assert first.status_code == again.status_code == 201
+    assert first.json()["id"] == again.json()["id"] == sid and first.json()["agent"] == "assistant"
+    taken = mallory_api.post("/api/v1/sessions/", {"id": sid}, format="json")
+    assert taken.status_code == 409 and taken.json()["error"]["code"] == "session_id_conflict"
+    assert ChatSession.objects.count() == 1
+
+
+def test_list_is_own_only_searchable_and_paginated(api, mallory_api, user, other_user, settings):
+    for title in ("Budget 2027", "Trip", "budget review"):
+        ChatSession.objects.create(id=uuid.uuid4(), user=user, title=title)
+    ChatSession.objects.create(id=uuid.uuid4(), user=other_user, title="Budget secret")
+    titles = {s["title"] for s in api.get("/api/v1/sessions/").json()["results"]}
+    assert titles == {"Budget 2027", "Trip", "budget review"}
+    found = {s["title"] for s in api.get("/api/v1/sessions/?search=budget").json()["results"]}
+    assert found == {"Budget 2027", "budget review"}
+    settings.API_PAGE_SIZE = 2
+    from chat import api as chat_api
+
+    chat_api.NewestFirst.page_size = 2
+    try:
+        page = api.get("/api/v1/sessions/").json()
+        assert len(page["results"]) == 2 and page["next"]
+        rest = api.get(page["next"]).json()
+        assert len(rest["results"]) == 1 and rest["next"] is None
+    finally:
+        chat_api.NewestFirst.page_size = 50
+
+
+def test_another_users_session_is_404_everywhere(api, mallory_api, other_user):
+    theirs = ChatSession.objects.create(id=uuid.uuid4(), user=other_user, title="private")
+    base = f"/api/v1/sessions/{theirs.id}/"
+    for response in (api.get(base), api.patch(base, {"title": "mine"}, format="json"),
+                     api.delete(base), api.get(base + "messages/"),
+                     api.post(base + "messages/", {"text": "hi"}, format="json")):
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "session_not_found"
+    theirs.refresh_from_db()
+    assert theirs.title == "private" and not theirs.messages.exists()
+
+
+def test_rename_and_delete(api, user):
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, title="old")
+    ChatMessage.objects.create(id=uuid.uuid4(), session=session, role="user", content="x")
+    url = f"/api/v1/sessions/{session.id}/"
+    assert api.patch(url, {"title": "  new  "}, format="json").json()["title"] == "new"
+    bad = api.patch(url, {"title": ""}, format="json")
+    assert bad.status_code == 400 and "title" in bad.json()["error"]["details"]
+    assert api.delete(url).status_code == 204
+    assert not ChatSession.objects.exists() and not ChatMessage.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_send_answers_202_runs_the_turn_and_is_idempotent(api, entry_agent):
+    sid, mid = uuid.uuid4(), uuid.uuid4()
+    url = f"/api/v1/sessions/{sid}/messages/"
+    sent = api.post(url, {"id": str(mid), "text": "what is 6*7?", "timezone": "Asia/Taipei"},
+                    format="json")
+    assert sent.status_code == 202
+    body = sent.json()
+    assert body["message"]["id"] == str(mid) and body["duplicate"] is False
+    run = Run.objects.get(pk=body["run_id"])
+    assert run.status == RunStatus.SUCCEEDED and "= 42" in run.answer
+    again = api.post(url, {"id": str(mid), "text": "what is 6*7?"}, format="json")
+    assert again.status_code == 202 and again.json()["duplicate"] is True
+    assert again.json()["run_id"] == body["run_id"]
+    assert ChatMessage.objects.filter(pk=mid).count() == 1 and Run.objects.count() == 1
+
+    messages = api.get(url).json()["results"]
+    assert [m["role"] for m in messages] == ["user", "tool", "agent"]
+    assert messages[2]["agent"]["name"] == "assistant" and messages[2]["model"] == "offline"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [({}, "text"), ({"text": ""}, "text"), ({"text": "x" * 40_000}, "text"),
+     ({"text": "hi", "id": "nope"}, "id"), ({"text": 5, "id": 7}, "id")],
+)
+def test_bad_message_bodies_get_400_with_field_errors(api, entry_agent, body, field):
+    response = api.post(f"/api/v1/sessions/{uuid.uuid4()}/messages/", body, format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid" and field in error["details"]
+    assert not ChatMessage.objects.exists()
+
+
+def test_non_json_body_is_refused(api, entry_agent):
+    response = api.post(f"/api/v1/sessions/{uuid.uuid4()}/messages/", "text=hi",
+                        content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 415
+    assert response.json()["error"]["code"] == "unsupported_media_type"
+
+
+def test_send_while_a_turn_runs_is_refused(api, user, entry_agent):
+    sid = uuid.uuid4()
+    api.post(f"/api/v1/sessions/{sid}/messages/", {"text": "first"}, format="json")
+    Run.objects.update(status=RunStatus.RUNNING)
+    response = api.post(f"/api/v1/sessions/{sid}/messages/", {"text": "second"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "turn_in_progress"
