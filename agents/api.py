@@ -26,7 +26,9 @@ ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 429)}
 def access_agent(user: Any, name: str) -> Agent:
     """An agent the user may use (staff: any agent), or NotFound."""
     agent = Agent.objects.filter(name=name).first()
-    if agent is None or not (user.is_staff or (agent.enabled and agent_usable_by(agent=agent, user=user))):
+    if agent is None or not (
+        user.is_staff or (agent.enabled and agent_usable_by(agent=agent, user=user))
+    ):
         raise NotFound("agent")
     return agent
 
@@ -51,7 +53,9 @@ class AgentListView(APIView):
     @extend_schema(responses={200: AgentSummarySerializer(many=True), **ERRORS})
     def get(self, request: Request) -> Response:
         """Agents this user may use (staff: every agent)."""
-        agents = Agent.objects.all() if request.user.is_staff else agents_usable_by(user=request.user)
+        agents = (
+            Agent.objects.all() if request.user.is_staff else agents_usable_by(user=request.user)
+        )
         return Response(AgentSummarySerializer(agents, many=True).data)
 
     @extend_schema(request=AgentSerializer, responses={201: AgentSerializer, **ERRORS})
@@ -87,7 +91,9 @@ class AgentDetailView(APIView):
         agent = access_agent(request.user, name)
         serializer = AgentSerializer(agent, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        return Response(AgentSerializer(agent_save_from_api(serializer=serializer, user=request.user)).data)
+        return Response(
+            AgentSerializer(agent_save_from_api(serializer=serializer, user=request.user)).data
+        )
 
 
 class AvailableAgentsView(APIView):
@@ -108,6 +114,14 @@ class ToolListView(APIView):
     @extend_schema(responses={200: ToolSerializer(many=True), **ERRORS})
     def get(self, request: Request) -> Response:
         """Every registered tool with its argument schema."""
-        tools = [{"key": t.key, "description": t.description, "parameters": t.parameters,
-                  "permission": t.permission, "side_effect": t.side_effect} for t in all_tools()]
+        tools = [
+            {
+                "key": t.key,
+                "description": t.description,
+                "parameters": t.parameters,
+                "permission": t.permission,
+                "side_effect": t.side_effect,
+            }
+            for t in all_tools()
+        ]
         return Response(ToolSerializer(tools, many=True).data)

@@ -18,18 +18,28 @@ class AgentSummarySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Agent
-        fields = ["name", "display_name", "description", "tags", "is_entry", "delegatable",
-                  "enabled", "version"]
+        fields = [
+            "name",
+            "display_name",
+            "description",
+            "tags",
+            "is_entry",
+            "delegatable",
+            "enabled",
+            "version",
+        ]
         read_only_fields = fields
 
 
 class AgentSerializer(StrictModelSerializer):
     """The full definition, as staff edit it; same rules as the admin form."""
 
-    tags = serializers.ListField(child=StrictCharField(max_length=60), required=False,
-                                 max_length=50)
-    tool_keys = serializers.ListField(child=StrictCharField(max_length=100),
-                                      required=False, max_length=100)
+    tags = serializers.ListField(
+        child=StrictCharField(max_length=60), required=False, max_length=50
+    )
+    tool_keys = serializers.ListField(
+        child=StrictCharField(max_length=100), required=False, max_length=100
+    )
     allowed_subagents = StrictSlugRelatedField(
         slug_field="name", many=True, required=False, queryset=Agent.objects.all()
     )
@@ -40,15 +50,36 @@ class AgentSerializer(StrictModelSerializer):
 
     class Meta:
         model = Agent
-        fields = ["name", "display_name", "description", "tags", "system_prompt", "provider",
-                  "model", "base_url", "api_key_env", "temperature", "max_tokens", "tool_keys",
-                  "allowed_subagents", "max_depth", "max_steps", "enabled", "delegatable",
-                  "is_entry", "access_group", "access_permission", "version", "created_at",
-                  "updated_at"]
+        fields = [
+            "name",
+            "display_name",
+            "description",
+            "tags",
+            "system_prompt",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "temperature",
+            "max_tokens",
+            "tool_keys",
+            "allowed_subagents",
+            "max_depth",
+            "max_steps",
+            "enabled",
+            "delegatable",
+            "is_entry",
+            "access_group",
+            "access_permission",
+            "version",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = ["version", "created_at", "updated_at"]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """The cross-field rules of agents.validation."""
+
         def value(name: str, default: Any) -> Any:
             if name in attrs:
                 return attrs[name]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
-from chat.models import ChatMessage, ChatPreference, ChatSession
+from django.contrib import admin, messages
+from django.http import HttpRequest
+
+from chat.models import ApiToken, ChatMessage, ChatPreference, ChatSession
+from chat.tokens import token_create, token_revoke
 
 
 class ChatMessageInline(admin.TabularInline):
@@ -40,3 +44,43 @@ class ChatMessageAdmin(admin.ModelAdmin):
 
 
 admin.site.register(ChatPreference)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """API tokens: staff create them for a user (the secret is shown once) and revoke them."""
+
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "prefix", "user__username"]
+    raw_id_fields = ["user"]
+    actions = ["revoke"]
+
+    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
+        """New tokens need a user and a name; the rest is read-only."""
+        if obj is None:
+            return ["user", "name"]
+        return ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
+        """A saved token cannot be edited, only revoked."""
+        return (
+            []
+            if obj is None
+            else ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+        )
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:
+        """Create through the service and show the secret this once."""
+        if change:
+            return
+        token, raw = token_create(user=obj.user, name=obj.name)
+        obj.pk = token.pk
+        messages.warning(request, f"Copy the token now, it is not shown again: {raw}")
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: Any) -> None:
+        """Revoke each selected token."""
+        for token in queryset:
+            token_revoke(token=token)
+        messages.success(request, f"Revoked {queryset.count()} token(s).")

@@ -76,13 +76,19 @@ class SessionListView(APIView):
         page = paginator.paginate_queryset(sessions, request, view=self)
         return paginator.get_paginated_response(SessionSerializer(page, many=True).data)
 
-    @extend_schema(request=SessionSerializer, responses={201: SessionSerializer, 409: ErrorSerializer, **ERRORS})
+    @extend_schema(
+        request=SessionSerializer,
+        responses={201: SessionSerializer, 409: ErrorSerializer, **ERRORS},
+    )
     def post(self, request: Request) -> Response:
         """Create a session (the client may choose its UUID; repeating it returns the same)."""
         serializer = SessionSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        session = session_create(user=request.user, session_id=serializer.validated_data.get("id"),
-                                 title=serializer.validated_data.get("title", ""))
+        session = session_create(
+            user=request.user,
+            session_id=serializer.validated_data.get("id"),
+            title=serializer.validated_data.get("title", ""),
+        )
         return Response(SessionSerializer(session).data, status=status.HTTP_201_CREATED)
 
 
@@ -143,10 +149,17 @@ class MessageListView(APIView):
         data = serializer.validated_data
         if data.get("timezone"):
             preference_set_timezone(user=request.user, timezone_name=data["timezone"])
-        sent = message_send(user=request.user, session_id=session_id,
-                            message_id=data.get("id") or uuid.uuid4(), text=data["text"])
-        body = {"message": MessageSerializer(sent.message).data,
-                "run_id": sent.run.id if sent.run else None, "duplicate": not sent.created}
+        sent = message_send(
+            user=request.user,
+            session_id=session_id,
+            message_id=data.get("id") or uuid.uuid4(),
+            text=data["text"],
+        )
+        body = {
+            "message": MessageSerializer(sent.message).data,
+            "run_id": sent.run.id if sent.run else None,
+            "duplicate": not sent.created,
+        }
         return Response(body, status=status.HTTP_202_ACCEPTED)
 
 

@@ -47,8 +47,17 @@ class MessageSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ChatMessage
-        fields = ["id", "role", "run_id", "agent", "content", "model", "tool", "status",
-                  "created_at"]
+        fields = [
+            "id",
+            "role",
+            "run_id",
+            "agent",
+            "content",
+            "model",
+            "tool",
+            "status",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -57,8 +66,9 @@ class MessageSendSerializer(serializers.Serializer):
 
     id = StrictUUIDField(required=False, help_text="Client-chosen message id (idempotency).")
     text = StrictCharField(max_length=settings.CHAT_MAX_MESSAGE_CHARS, trim_whitespace=True)
-    timezone = StrictCharField(max_length=64, required=False,
-                                     help_text="The user's IANA timezone, e.g. Asia/Taipei.")
+    timezone = StrictCharField(
+        max_length=64, required=False, help_text="The user's IANA timezone, e.g. Asia/Taipei."
+    )
 
 
 class MessageAcceptedSerializer(serializers.Serializer):

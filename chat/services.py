@@ -160,7 +160,9 @@ def preference_set_timezone(*, user: Any, timezone_name: str) -> ChatPreference:
     return preference
 
 
-def session_create(*, user: Any, session_id: uuid.UUID | None = None, title: str = "") -> ChatSession:
+def session_create(
+    *, user: Any, session_id: uuid.UUID | None = None, title: str = ""
+) -> ChatSession:
     """A new empty session with the entry agent (idempotent for the owner's own id)."""
     session_id = session_id or uuid.uuid4()
     existing = ChatSession.objects.filter(pk=session_id).first()

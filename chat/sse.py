@@ -40,7 +40,9 @@ def _sse(event: dict[str, Any], counter: int) -> str:
 
 
 async def _stream(
-    group: str, snapshot: dict[str, Any], keep: Callable[[dict[str, Any]], bool],
+    group: str,
+    snapshot: dict[str, Any],
+    keep: Callable[[dict[str, Any]], bool],
     last: Callable[[dict[str, Any]], bool],
 ) -> AsyncIterator[str]:
     """Snapshot first (the persisted truth), then live events until `last` says stop."""

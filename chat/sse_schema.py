@@ -23,10 +23,18 @@ def _operation(operation_id: str, name: str, summary: str) -> dict[str, Any]:
             "summary": summary,
             "tags": ["events"],
             "parameters": [
-                {"name": name, "in": "path", "required": True,
-                 "schema": {"type": "string", "format": "uuid"}},
-                {"name": "Last-Event-ID", "in": "header", "required": False,
-                 "schema": {"type": "string"}},
+                {
+                    "name": name,
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string", "format": "uuid"},
+                },
+                {
+                    "name": "Last-Event-ID",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"type": "string"},
+                },
             ],
             "security": [{"bearerAuth": []}, {"cookieAuth": []}],
             "responses": _STREAM,

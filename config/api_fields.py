@@ -89,8 +89,10 @@ class StrictSlugRelatedField(serializers.SlugRelatedField):
 
     def run_validation(self, data: Any = serializers.empty) -> Any:
         """Refuse the empty string and non-strings before the lookup."""
-        if data is not serializers.empty and data is not None and (
-            not isinstance(data, str) or data == ""
+        if (
+            data is not serializers.empty
+            and data is not None
+            and (not isinstance(data, str) or data == "")
         ):
             raise serializers.ValidationError("Must be a non-empty name.", code="invalid")
         return super().run_validation(data)

@@ -35,7 +35,9 @@ urlpatterns = [
 @csrf_exempt  # it changes nothing; without this an unknown POST gets Django's HTML CSRF page
 def api_not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
     """Unknown API paths (or malformed ids in them) answer 404 in the API's error shape."""
-    return JsonResponse({"error": {"code": "not_found", "message": "No such API path."}}, status=404)
+    return JsonResponse(
+        {"error": {"code": "not_found", "message": "No such API path."}}, status=404
+    )
 
 
 urlpatterns.append(re_path(r"^(?P<rest>[\s\S]*)$", api_not_found))  # any path, newlines too

@@ -98,9 +98,12 @@ else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Cache (API throttling): Redis when configured, else per-process memory ------------------------
+# --- Cache (API throttling): Redis when configured, else per-process memory ---------------------
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env("REDIS_URL")}
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env("REDIS_URL"),
+    }
     if env("REDIS_URL", default="")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }

@@ -46,5 +46,6 @@ class RunCancelView(APIView):
         run = access_run(request.user, run_id)
         run_stop(run=run)
         run.refresh_from_db()
-        return Response(TurnSerializer(run, context=_tree_context(run)).data,
-                        status=status.HTTP_202_ACCEPTED)
+        return Response(
+            TurnSerializer(run, context=_tree_context(run)).data, status=status.HTTP_202_ACCEPTED
+        )

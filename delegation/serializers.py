@@ -19,9 +19,24 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "status", "agent", "parent", "depth", "task", "answer", "error",
-                  "routing_reason", "usage", "steps", "created_at", "started_at", "finished_at",
-                  "duration_ms", "children"]
+        fields = [
+            "id",
+            "status",
+            "agent",
+            "parent",
+            "depth",
+            "task",
+            "answer",
+            "error",
+            "routing_reason",
+            "usage",
+            "steps",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "duration_ms",
+            "children",
+        ]
         read_only_fields = fields
 
     def get_agent(self, run: Run) -> dict[str, Any]:
@@ -52,5 +67,8 @@ class TurnSerializer(RunSerializer):
     def get_turn(self, run: Run) -> dict[str, int]:
         """Model calls, tokens and delegations of the whole turn."""
         root = run.root or run
-        return {"model_calls": root.tree_model_calls, "tokens": root.tree_tokens,
-                "delegations": root.tree_delegations}
+        return {
+            "model_calls": root.tree_model_calls,
+            "tokens": root.tree_tokens,
+            "delegations": root.tree_delegations,
+        }

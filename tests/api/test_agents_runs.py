@@ -37,9 +37,18 @@ def test_users_see_only_agents_they_may_use(api, agents):
 
 
 def test_staff_create_update_and_disable_with_admin_validation(staff_api, api, agents):
-    created = staff_api.post("/api/v1/agents/", {
-        "name": "finance", "display_name": "Finance", "tool_keys": ["calculate"],
-        "allowed_subagents": ["hr"], "tags": ["money"], "max_steps": 4}, format="json")
+    created = staff_api.post(
+        "/api/v1/agents/",
+        {
+            "name": "finance",
+            "display_name": "Finance",
+            "tool_keys": ["calculate"],
+            "allowed_subagents": ["hr"],
+            "tags": ["money"],
+            "max_steps": 4,
+        },
+        format="json",
+    )
     assert created.status_code == 201, created.json()
     assert created.json()["version"] == 1 and created.json()["allowed_subagents"] == ["hr"]
     finance = Agent.objects.get(name="finance")
@@ -51,10 +60,13 @@ def test_staff_create_update_and_disable_with_admin_validation(staff_api, api, a
     assert disabled.json()["enabled"] is False
     assert api.get("/api/v1/agents/finance/").status_code == 404
 
-    for body, field in [({"tool_keys": ["rm_rf"]}, "tool_keys"),
-                        ({"allowed_subagents": ["finance"]}, "allowed_subagents"),
-                        ({"max_steps": 0}, "max_steps"), ({"temperature": 5}, "temperature"),
-                        ({"allowed_subagents": ["ghost"]}, "allowed_subagents")]:
+    for body, field in [
+        ({"tool_keys": ["rm_rf"]}, "tool_keys"),
+        ({"allowed_subagents": ["finance"]}, "allowed_subagents"),
+        ({"max_steps": 0}, "max_steps"),
+        ({"temperature": 5}, "temperature"),
+        ({"allowed_subagents": ["ghost"]}, "allowed_subagents"),
+    ]:
         response = staff_api.patch("/api/v1/agents/finance/", body, format="json")
         assert response.status_code == 400, (body, response.json())
         assert field in response.json()["error"]["details"]
@@ -62,8 +74,10 @@ def test_staff_create_update_and_disable_with_admin_validation(staff_api, api, a
 
 
 def test_only_staff_may_write_agents_or_read_tools(api, agents):
-    assert api.post("/api/v1/agents/", {"name": "x", "display_name": "X"},
-                    format="json").status_code == 403
+    assert (
+        api.post("/api/v1/agents/", {"name": "x", "display_name": "X"}, format="json").status_code
+        == 403
+    )
     assert api.patch("/api/v1/agents/hr/", {"max_steps": 2}, format="json").status_code == 403
     assert api.get("/api/v1/tools/").status_code == 403
 
@@ -79,8 +93,11 @@ def test_run_shows_its_delegation_tree_and_can_be_cancelled(api, mallory_api, us
 
     seed_demo_agents()
     sid = uuid.uuid4()
-    sent = api.post(f"/api/v1/sessions/{sid}/messages/",
-                    {"text": "budget check: what is 1200*0.05?"}, format="json").json()
+    sent = api.post(
+        f"/api/v1/sessions/{sid}/messages/",
+        {"text": "budget check: what is 1200*0.05?"},
+        format="json",
+    ).json()
     tree = api.get(f"/api/v1/runs/{sent['run_id']}/").json()
     assert tree["status"] == "succeeded" and tree["agent"]["name"] == "assistant"
     finance = tree["children"][0]

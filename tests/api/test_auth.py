@@ -14,15 +14,26 @@ pytestmark = pytest.mark.django_db
 
 SID, RID = uuid.uuid4(), uuid.uuid4()
 ENDPOINTS = [
-    ("get", "/api/v1/agents/"), ("post", "/api/v1/agents/"), ("get", "/api/v1/agents/available/"),
-    ("get", "/api/v1/agents/x/"), ("patch", "/api/v1/agents/x/"), ("get", "/api/v1/tools/"),
-    ("get", "/api/v1/sessions/"), ("post", "/api/v1/sessions/"),
-    ("get", f"/api/v1/sessions/{SID}/"), ("patch", f"/api/v1/sessions/{SID}/"),
-    ("delete", f"/api/v1/sessions/{SID}/"), ("get", f"/api/v1/sessions/{SID}/messages/"),
-    ("post", f"/api/v1/sessions/{SID}/messages/"), ("get", f"/api/v1/sessions/{SID}/events/"),
-    ("get", f"/api/v1/runs/{RID}/"), ("post", f"/api/v1/runs/{RID}/cancel/"),
-    ("get", f"/api/v1/runs/{RID}/events/"), ("get", "/api/v1/tokens/"),
-    ("post", "/api/v1/tokens/"), ("delete", "/api/v1/tokens/1/"),
+    ("get", "/api/v1/agents/"),
+    ("post", "/api/v1/agents/"),
+    ("get", "/api/v1/agents/available/"),
+    ("get", "/api/v1/agents/x/"),
+    ("patch", "/api/v1/agents/x/"),
+    ("get", "/api/v1/tools/"),
+    ("get", "/api/v1/sessions/"),
+    ("post", "/api/v1/sessions/"),
+    ("get", f"/api/v1/sessions/{SID}/"),
+    ("patch", f"/api/v1/sessions/{SID}/"),
+    ("delete", f"/api/v1/sessions/{SID}/"),
+    ("get", f"/api/v1/sessions/{SID}/messages/"),
+    ("post", f"/api/v1/sessions/{SID}/messages/"),
+    ("get", f"/api/v1/sessions/{SID}/events/"),
+    ("get", f"/api/v1/runs/{RID}/"),
+    ("post", f"/api/v1/runs/{RID}/cancel/"),
+    ("get", f"/api/v1/runs/{RID}/events/"),
+    ("get", "/api/v1/tokens/"),
+    ("post", "/api/v1/tokens/"),
+    ("delete", "/api/v1/tokens/1/"),
 ]
 
 
@@ -90,6 +101,8 @@ def test_requests_over_the_rate_are_throttled_with_the_error_shape(api, monkeypa
 
 def test_schema_and_docs_are_served_without_a_cdn(client):
     schema = client.get("/api/schema/")
-    assert schema.status_code == 200 and b"/api/v1/sessions/{session_id}/messages/" in schema.content
+    assert (
+        schema.status_code == 200 and b"/api/v1/sessions/{session_id}/messages/" in schema.content
+    )
     docs = client.get("/api/docs/").content.decode()
     assert "cdn" not in docs.lower() and "/static/drf_spectacular_sidecar/" in docs

@@ -6,11 +6,11 @@ import os
 
 import pytest
 import schemathesis
-from schemathesis import checks
 from hypothesis import HealthCheck, settings
+from schemathesis import checks
 
-from config.wsgi import application
 from chat.tokens import token_create
+from config.wsgi import application
 from tests.factories import make_agent, make_user
 
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
@@ -37,8 +37,9 @@ def _no_throttling(monkeypatch):
 
 @pytest.mark.django_db(transaction=True)
 @schema.parametrize()
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-          deadline=None)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
+)
 def test_api_conforms_to_its_schema(case, token):
     # Every check but positive_data_acceptance: a schema cannot say that an access group or a
     # permission must exist, so schema-valid data may still be refused with a 400 that names

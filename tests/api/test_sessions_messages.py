@@ -49,9 +49,13 @@ def test_list_is_own_only_searchable_and_paginated(api, mallory_api, user, other
 def test_another_users_session_is_404_everywhere(api, mallory_api, other_user):
     theirs = ChatSession.objects.create(id=uuid.uuid4(), user=other_user, title="private")
     base = f"/api/v1/sessions/{theirs.id}/"
-    for response in (api.get(base), api.patch(base, {"title": "mine"}, format="json"),
-                     api.delete(base), api.get(base + "messages/"),
-                     api.post(base + "messages/", {"text": "hi"}, format="json")):
+    for response in (
+        api.get(base),
+        api.patch(base, {"title": "mine"}, format="json"),
+        api.delete(base),
+        api.get(base + "messages/"),
+        api.post(base + "messages/", {"text": "hi"}, format="json"),
+    ):
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "session_not_found"
     theirs.refresh_from_db()
@@ -73,8 +77,9 @@ def test_rename_and_delete(api, user):
 def test_send_answers_202_runs_the_turn_and_is_idempotent(api, entry_agent):
     sid, mid = uuid.uuid4(), uuid.uuid4()
     url = f"/api/v1/sessions/{sid}/messages/"
-    sent = api.post(url, {"id": str(mid), "text": "what is 6*7?", "timezone": "Asia/Taipei"},
-                    format="json")
+    sent = api.post(
+        url, {"id": str(mid), "text": "what is 6*7?", "timezone": "Asia/Taipei"}, format="json"
+    )
     assert sent.status_code == 202
     body = sent.json()
     assert body["message"]["id"] == str(mid) and body["duplicate"] is False
@@ -92,8 +97,13 @@ def test_send_answers_202_runs_the_turn_and_is_idempotent(api, entry_agent):
 
 @pytest.mark.parametrize(
     ("body", "field"),
-    [({}, "text"), ({"text": ""}, "text"), ({"text": "x" * 40_000}, "text"),
-     ({"text": "hi", "id": "nope"}, "id"), ({"text": 5, "id": 7}, "id")],
+    [
+        ({}, "text"),
+        ({"text": ""}, "text"),
+        ({"text": "x" * 40_000}, "text"),
+        ({"text": "hi", "id": "nope"}, "id"),
+        ({"text": 5, "id": 7}, "id"),
+    ],
 )
 def test_bad_message_bodies_get_400_with_field_errors(api, entry_agent, body, field):
     response = api.post(f"/api/v1/sessions/{uuid.uuid4()}/messages/", body, format="json")
@@ -104,8 +114,11 @@ def test_bad_message_bodies_get_400_with_field_errors(api, entry_agent, body, fi
 
 
 def test_non_json_body_is_refused(api, entry_agent):
-    response = api.post(f"/api/v1/sessions/{uuid.uuid4()}/messages/", "text=hi",
-                        content_type="application/x-www-form-urlencoded")
+    response = api.post(
+        f"/api/v1/sessions/{uuid.uuid4()}/messages/",
+        "text=hi",
+        content_type="application/x-www-form-urlencoded",
+    )
     assert response.status_code == 415
     assert response.json()["error"]["code"] == "unsupported_media_type"
 

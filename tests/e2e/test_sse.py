@@ -51,8 +51,10 @@ def test_a_delegated_turn_streams_over_sse_and_a_reconnect_replays_it(asgi_serve
             assert stream.headers["content-type"].startswith("text/event-stream")
             reader = threading.Thread(target=read_events, args=(stream, root_done, events))
             reader.start()
-            sent = http.post(f"/api/v1/sessions/{sid}/messages/",
-                             json={"id": str(uuid.uuid4()), "text": "budget check: 1200*0.05?"})
+            sent = http.post(
+                f"/api/v1/sessions/{sid}/messages/",
+                json={"id": str(uuid.uuid4()), "text": "budget check: 1200*0.05?"},
+            )
             assert sent.status_code == 202
             reader.join(timeout=20)
         assert events[0]["type"] == "session.snapshot" and events[0]["data"]["messages"] == []
@@ -66,8 +68,9 @@ def test_a_delegated_turn_streams_over_sse_and_a_reconnect_replays_it(asgi_serve
         assert answer["agent"]["depth"] == 0 and "60" in answer["data"]["text"]
 
         replay: list[dict] = []
-        with http.stream("GET", f"/api/v1/sessions/{sid}/events/",
-                         headers={"Last-Event-ID": "42"}) as again:
+        with http.stream(
+            "GET", f"/api/v1/sessions/{sid}/events/", headers={"Last-Event-ID": "42"}
+        ) as again:
             read_events(again, lambda e: True, replay)
         stored = {m["id"]: m for m in replay[0]["data"]["messages"]}
         streamed_ids = {e["message_id"] for e in events if e["message_id"]}
@@ -86,10 +89,12 @@ def test_event_streams_refuse_strangers(asgi_server, token):
     other = token_create(user=make_user("mallory"), name="x")[1]
     with httpx.Client(base_url=asgi_server, timeout=10) as http:
         sid = str(uuid.uuid4())
-        http.post("/api/v1/sessions/", json={"id": sid},
-                  headers={"Authorization": f"Bearer {token}"})
+        http.post(
+            "/api/v1/sessions/", json={"id": sid}, headers={"Authorization": f"Bearer {token}"}
+        )
         assert http.get(f"/api/v1/sessions/{sid}/events/").status_code == 401
-        response = http.get(f"/api/v1/sessions/{sid}/events/",
-                            headers={"Authorization": f"Bearer {other}"})
+        response = http.get(
+            f"/api/v1/sessions/{sid}/events/", headers={"Authorization": f"Bearer {other}"}
+        )
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "session_not_found"
