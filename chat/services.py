@@ -86,7 +86,9 @@ def _send(*, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str)
         transcript=transcript,
         user_message=message,
     )
-    session.save(update_fields=["updated_at"])
+    if not session.title:  # a session created empty is named after its first message
+        session.title = _title(text)
+    session.save(update_fields=["title", "updated_at"])
     emit(
         envelope(
             "message.created",

@@ -62,6 +62,13 @@ def test_another_users_session_is_404_everywhere(api, mallory_api, other_user):
     assert theirs.title == "private" and not theirs.messages.exists()
 
 
+def test_an_empty_session_is_named_after_its_first_message(api, entry_agent):
+    sid = api.post("/api/v1/sessions/", {}, format="json").json()["id"]
+    api.post(f"/api/v1/sessions/{sid}/messages/", {"text": "Plan the offsite\nmore"}, format="json")
+    api.post(f"/api/v1/sessions/{sid}/messages/", {"text": "second"}, format="json")
+    assert api.get(f"/api/v1/sessions/{sid}/").json()["title"] == "Plan the offsite"
+
+
 def test_rename_and_delete(api, user):
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, title="old")
     ChatMessage.objects.create(id=uuid.uuid4(), session=session, role="user", content="x")
