@@ -50,7 +50,9 @@ def agent_save_from_api(*, serializer: AgentSerializer, user: Any) -> Agent:
 class AgentListView(APIView):
     """Agents: the ones the user may use; staff see and create all."""
 
-    @extend_schema(responses={200: AgentSummarySerializer(many=True), **ERRORS})
+    @extend_schema(
+        operation_id="agents_list", responses={200: AgentSummarySerializer(many=True), **ERRORS}
+    )
     def get(self, request: Request) -> Response:
         """Agents this user may use (staff: every agent)."""
         agents = (
@@ -58,7 +60,11 @@ class AgentListView(APIView):
         )
         return Response(AgentSummarySerializer(agents, many=True).data)
 
-    @extend_schema(request=AgentSerializer, responses={201: AgentSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="agents_create",
+        request=AgentSerializer,
+        responses={201: AgentSerializer, **ERRORS},
+    )
     def post(self, request: Request) -> Response:
         """Create an agent (staff), with the same validation as admin."""
         self.check_staff(request)
@@ -76,14 +82,18 @@ class AgentListView(APIView):
 class AgentDetailView(APIView):
     """One agent: read it (if usable), or (staff) update or disable it."""
 
-    @extend_schema(responses={200: AgentSerializer, **ERRORS})
+    @extend_schema(operation_id="agents_retrieve", responses={200: AgentSerializer, **ERRORS})
     def get(self, request: Request, name: str) -> Response:
         """The agent; full definition for staff, summary for others."""
         agent = access_agent(request.user, name)
         serializer = AgentSerializer if request.user.is_staff else AgentSummarySerializer
         return Response(serializer(agent).data)
 
-    @extend_schema(request=AgentSerializer, responses={200: AgentSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="agents_update",
+        request=AgentSerializer,
+        responses={200: AgentSerializer, **ERRORS},
+    )
     def patch(self, request: Request, name: str) -> Response:
         """Change fields (staff); `{"enabled": false}` disables the agent. Each save is a new
         version with a stored revision."""
@@ -99,7 +109,10 @@ class AgentDetailView(APIView):
 class AvailableAgentsView(APIView):
     """Experts for routing and UIs: enabled, delegatable agents the user may use."""
 
-    @extend_schema(responses={200: AgentSummarySerializer(many=True), **ERRORS})
+    @extend_schema(
+        operation_id="agents_available",
+        responses={200: AgentSummarySerializer(many=True), **ERRORS},
+    )
     def get(self, request: Request) -> Response:
         """Name, display name, description and tags of each available expert."""
         agents = [a for a in agents_usable_by(user=request.user) if a.delegatable]
@@ -111,7 +124,7 @@ class ToolListView(APIView):
 
     permission_classes = [IsAdminUser]
 
-    @extend_schema(responses={200: ToolSerializer(many=True), **ERRORS})
+    @extend_schema(operation_id="tools_list", responses={200: ToolSerializer(many=True), **ERRORS})
     def get(self, request: Request) -> Response:
         """Every registered tool with its argument schema."""
         tools = [

@@ -60,6 +60,7 @@ class SessionListView(APIView):
     """The user's sessions: list (search by title) and create."""
 
     @extend_schema(
+        operation_id="sessions_list",
         parameters=[
             OpenApiParameter("search", str, description="Part of the title."),
             OpenApiParameter("cursor", str, description="From a page's next/previous link."),
@@ -77,6 +78,7 @@ class SessionListView(APIView):
         return paginator.get_paginated_response(SessionSerializer(page, many=True).data)
 
     @extend_schema(
+        operation_id="sessions_create",
         request=SessionSerializer,
         responses={201: SessionSerializer, 409: ErrorSerializer, **ERRORS},
     )
@@ -95,12 +97,16 @@ class SessionListView(APIView):
 class SessionDetailView(APIView):
     """One of the user's sessions."""
 
-    @extend_schema(responses={200: SessionSerializer, **ERRORS})
+    @extend_schema(operation_id="sessions_retrieve", responses={200: SessionSerializer, **ERRORS})
     def get(self, request: Request, session_id: uuid.UUID) -> Response:
         """The session."""
         return Response(SessionSerializer(access_session(request.user, session_id)).data)
 
-    @extend_schema(request=SessionRenameSerializer, responses={200: SessionSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="sessions_rename",
+        request=SessionRenameSerializer,
+        responses={200: SessionSerializer, **ERRORS},
+    )
     def patch(self, request: Request, session_id: uuid.UUID) -> Response:
         """Rename the session."""
         session = access_session(request.user, session_id)
@@ -109,7 +115,7 @@ class SessionDetailView(APIView):
         session = session_rename(session=session, title=serializer.validated_data["title"])
         return Response(SessionSerializer(session).data)
 
-    @extend_schema(responses={204: None, **ERRORS})
+    @extend_schema(operation_id="sessions_destroy", responses={204: None, **ERRORS})
     def delete(self, request: Request, session_id: uuid.UUID) -> Response:
         """Delete the session and its messages (a running turn is stopped)."""
         session_delete(session=access_session(request.user, session_id))
@@ -127,6 +133,7 @@ class MessageListView(APIView):
         return [*throttles, ScopedRateThrottle()] if self.request.method == "POST" else throttles
 
     @extend_schema(
+        operation_id="messages_list",
         parameters=[OpenApiParameter("cursor", str, description="From a page's next link.")],
         responses={200: MessagePageSerializer, **ERRORS},
     )
@@ -138,6 +145,7 @@ class MessageListView(APIView):
         return paginator.get_paginated_response(MessageSerializer(page, many=True).data)
 
     @extend_schema(
+        operation_id="messages_send",
         request=MessageSendSerializer,
         responses={202: MessageAcceptedSerializer, 409: ErrorSerializer, **ERRORS},
     )
@@ -166,12 +174,18 @@ class MessageListView(APIView):
 class TokenListView(APIView):
     """The user's API tokens."""
 
-    @extend_schema(responses={200: TokenSerializer(many=True), **ERRORS})
+    @extend_schema(
+        operation_id="tokens_list", responses={200: TokenSerializer(many=True), **ERRORS}
+    )
     def get(self, request: Request) -> Response:
         """Own tokens (never their secrets)."""
         return Response(TokenSerializer(request.user.api_tokens.all(), many=True).data)
 
-    @extend_schema(request=TokenCreateSerializer, responses={201: TokenCreatedSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="tokens_create",
+        request=TokenCreateSerializer,
+        responses={201: TokenCreatedSerializer, **ERRORS},
+    )
     def post(self, request: Request) -> Response:
         """Create a token; its secret is in this answer only."""
         serializer = TokenCreateSerializer(data=request.data)
@@ -184,7 +198,7 @@ class TokenListView(APIView):
 class TokenDetailView(APIView):
     """One of the user's tokens."""
 
-    @extend_schema(responses={204: None, **ERRORS})
+    @extend_schema(operation_id="tokens_revoke", responses={204: None, **ERRORS})
     def delete(self, request: Request, token_id: int) -> Response:
         """Revoke the token."""
         token = ApiToken.objects.filter(pk=token_id, user=request.user).first()

@@ -30,7 +30,7 @@ def _tree_context(run: Run) -> dict[str, object]:
 class RunDetailView(APIView):
     """One of the user's runs with the experts below it."""
 
-    @extend_schema(responses={200: TurnSerializer, **ERRORS})
+    @extend_schema(operation_id="runs_retrieve", responses={200: TurnSerializer, **ERRORS})
     def get(self, request: Request, run_id: uuid.UUID) -> Response:
         """Status, agent, timings and tokens of the run and, nested, of every delegation."""
         run = access_run(request.user, run_id)
@@ -40,7 +40,9 @@ class RunDetailView(APIView):
 class RunCancelView(APIView):
     """Stop a run and everything below it."""
 
-    @extend_schema(request=None, responses={202: TurnSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="runs_cancel", request=None, responses={202: TurnSerializer, **ERRORS}
+    )
     def post(self, request: Request, run_id: uuid.UUID) -> Response:
         """Cancel (a run that already ended is answered as it is)."""
         run = access_run(request.user, run_id)
