@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from agents.models import Agent
+from agents.models import AGENT_EDITABLE_FIELDS, Agent
 from agents.registry import all_tools
 from agents.validation import agent_validate, tags_from_text, tags_to_text
 
@@ -38,28 +38,7 @@ class AgentForm(forms.ModelForm):
 
     class Meta:
         model = Agent
-        fields = [
-            "name",
-            "display_name",
-            "description",
-            "tags",
-            "system_prompt",
-            "provider",
-            "model",
-            "base_url",
-            "api_key_env",
-            "temperature",
-            "max_tokens",
-            "tool_keys",
-            "allowed_subagents",
-            "max_depth",
-            "max_steps",
-            "enabled",
-            "delegatable",
-            "is_entry",
-            "access_group",
-            "access_permission",
-        ]
+        fields = AGENT_EDITABLE_FIELDS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -103,6 +103,31 @@ class Agent(models.Model):
         return self.display_name or self.name
 
 
+# What admins (form or API) edit, in the order they see it; revisions snapshot the same.
+AGENT_EDITABLE_FIELDS = [
+    "name",
+    "display_name",
+    "description",
+    "tags",
+    "system_prompt",
+    "provider",
+    "model",
+    "base_url",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "tool_keys",
+    "allowed_subagents",
+    "max_depth",
+    "max_steps",
+    "enabled",
+    "delegatable",
+    "is_entry",
+    "access_group",
+    "access_permission",
+]
+
+
 class AgentRevision(models.Model):
     """A stored snapshot of an agent as saved, to diff against and restore."""
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from agents.models import Agent, Provider
+from agents.models import AGENT_EDITABLE_FIELDS, Agent, Provider
 from agents.validation import agent_validate
 from config.api_fields import StrictCharField, StrictModelSerializer, StrictSlugRelatedField
 
@@ -50,31 +50,7 @@ class AgentSerializer(StrictModelSerializer):
 
     class Meta:
         model = Agent
-        fields = [
-            "name",
-            "display_name",
-            "description",
-            "tags",
-            "system_prompt",
-            "provider",
-            "model",
-            "base_url",
-            "api_key_env",
-            "temperature",
-            "max_tokens",
-            "tool_keys",
-            "allowed_subagents",
-            "max_depth",
-            "max_steps",
-            "enabled",
-            "delegatable",
-            "is_entry",
-            "access_group",
-            "access_permission",
-            "version",
-            "created_at",
-            "updated_at",
-        ]
+        fields = [*AGENT_EDITABLE_FIELDS, "version", "created_at", "updated_at"]
         read_only_fields = ["version", "created_at", "updated_at"]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -7,28 +7,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F
 
-from agents.models import Agent, AgentRevision
+from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision
 
 SNAPSHOT_FIELDS = [
-    "name",
-    "display_name",
-    "description",
-    "tags",
-    "system_prompt",
-    "provider",
-    "model",
-    "base_url",
-    "api_key_env",
-    "temperature",
-    "max_tokens",
-    "tool_keys",
-    "max_depth",
-    "max_steps",
-    "enabled",
-    "delegatable",
-    "is_entry",
-    "access_permission",
-]
+    f for f in AGENT_EDITABLE_FIELDS if f not in ("allowed_subagents", "access_group")
+]  # those two are stored by name, below
 
 
 def agent_snapshot(*, agent: Agent) -> dict[str, Any]:
