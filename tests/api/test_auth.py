@@ -106,3 +106,4 @@ def test_schema_and_docs_are_served_without_a_cdn(client):
     )
     docs = client.get("/api/docs/").content.decode()
     assert "cdn" not in docs.lower() and "/static/drf_spectacular_sidecar/" in docs
+    assert "<script>" not in docs  # init script from a URL, so the page CSP needs no inline script
