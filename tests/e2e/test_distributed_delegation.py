@@ -59,13 +59,13 @@ async def test_worker_killed_mid_child_run_the_turn_completes_after_a_restart(
     await sync_to_async(workers.kill)(first)
     await sync_to_async(workers.start)("w2", beat=True, **env)
 
-    events = []
-    while not (
-        events and events[-1]["type"] == "run.completed" and events[-1]["agent"]["depth"] == 0
-    ):
-        events.append(await ws.receive_json_from(timeout=30))
+    # The database is the truth: wait for the turn there (this test's own socket may lag on a
+    # loaded machine; streaming to clients is covered by the other distributed tests).
+    await wait_for(
+        lambda: Run.objects.filter(parent__isnull=True, status=RunStatus.SUCCEEDED).exists(),
+        timeout=60,
+    )
     await ws.disconnect()
-    assert events[-1]["data"]["status"] == "succeeded"
 
     def stored():
         runs = {r.agent_config["name"]: r for r in Run.objects.all()}
