@@ -10,19 +10,44 @@ from django.shortcuts import render
 from agents.models import Agent
 from chat.selectors import sessions_of
 
+# Starters on the empty page; each one works with the built-in offline model's rules too.
+SUGGESTIONS = [
+    "What is 12*(3+4)?",
+    "What time is it?",
+    "Budget check: what is 1200*0.05?",
+    "Search my chats for budget",
+]
+
+FIRST_PAINT_SESSIONS = 100  # the rest come from /api/v1/sessions/ ("Show more")
+
 
 @login_required
 def chat_index(request: HttpRequest) -> HttpResponse:
-    """The chat page: the user's sessions, and a client that streams over /ws/chat/."""
+    """The chat page: the user's recent sessions (first paint), and a client that streams over
+    /ws/chat/ and manages sessions through /api/v1/sessions/."""
     entry = Agent.objects.filter(is_entry=True, enabled=True).first()
     offline = entry is not None and (
         entry.provider == "offline"
         or (entry.provider == "default" and settings.DEFAULT_MODEL_PROVIDER == "offline")
     )
+    experts = (
+        list(
+            entry.allowed_subagents.filter(enabled=True, delegatable=True)
+            .order_by("display_name")
+            .values_list("display_name", flat=True)
+        )
+        if entry
+        else []
+    )
+    sessions = list(sessions_of(user=request.user)[: FIRST_PAINT_SESSIONS + 1])
     context = {
-        "sessions": sessions_of(user=request.user)[:100],
+        "sessions": sessions[:FIRST_PAINT_SESSIONS],
+        "more_sessions": len(sessions) > FIRST_PAINT_SESSIONS,
         "entry_agent": entry,
+        "experts": experts,
         "offline": offline,
+        "suggestions": SUGGESTIONS,
+        "page_title": entry.display_name if entry else "Agents",
         "max_chars": settings.CHAT_MAX_MESSAGE_CHARS,
     }
     return render(request, "chat/index.html", context)

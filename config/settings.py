@@ -52,6 +52,7 @@ INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "chat.middleware.ContentSecurityPolicyMiddleware",  # strict CSP (chat/middleware.py)
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from any ASGI server (daphne)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

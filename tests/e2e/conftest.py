@@ -253,3 +253,93 @@ def screenshot(page: object, name: str) -> None:
     folder = ROOT / "test-output" / "screenshots"
     folder.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(folder / f"{name}.png"))
+
+
+class AsgiServer:
+    """A daphne process on a fixed port that a test can kill (as a crash would) and start
+    again; the environment adds `env` (e.g. the fake OpenAI server's URL)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "OFFLINE_MODEL_DELAY_MS": "30",
+            "DJANGO_DEBUG": "true",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            **env,
+        }
+        self.env.pop("REDIS_URL", None)  # one process: in-memory layer, in-process pool
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> AsgiServer:
+        """Start serving and wait until the port accepts connections."""
+        import socket
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
+            + ["config.asgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=_log_file("daphne.log"),
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return self
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("daphne did not start; see test-output/daphne.log") from None
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL the server: open sockets drop, in-process work dies mid-step."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        """Terminate the server if it runs."""
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+@pytest.fixture
+def start_asgi_server(django_db_setup) -> Iterator[Any]:
+    """Start daphne processes with extra environment: `start_asgi_server(**env)`; all are
+    stopped at teardown. Request it (and create data) before `browser_page`."""
+    servers: list[AsgiServer] = []
+
+    def start(**env: str) -> AsgiServer:
+        server = AsgiServer(env).start()
+        servers.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.stop()
+        _wait_for_other_sessions_to_close()
+
+
+def phone(page: Any) -> None:
+    """Resize the page to a 390 px wide phone screen."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(300)  # the sidebar slides out of view as the layout changes
+
+
+def sign_in_as(page: Any, base_url: str, username: str = "alice", path: str = "/") -> None:
+    """Sign in through the login form and wait for the chat socket."""
+    page.goto(base_url + path)
+    page.fill("#id_username", username)
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#status[data-state=connected]")

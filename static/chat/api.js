@@ -1,0 +1,54 @@
+// The REST API (/api/v1/) with the browser's session cookie; unsafe methods send the CSRF token.
+
+export class ApiError extends Error {
+  constructor(message, code, status) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+function csrfToken() {
+  const cookie = document.cookie.split("; ").find((c) => c.startsWith("csrftoken="));
+  if (cookie) return decodeURIComponent(cookie.slice("csrftoken=".length));
+  return document.querySelector("input[name=csrfmiddlewaretoken]")?.value || "";
+}
+
+/** Call the API; resolves to the JSON body (null for 204), rejects with an ApiError whose
+ * message is the server's plain sentence ({"error": {"code", "message", "details"}}). */
+export async function api(method, url, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (!["GET", "HEAD"].includes(method)) headers["X-CSRFToken"] = csrfToken();
+  let response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError("The server cannot be reached right now.", "network", 0);
+  }
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    const error = data?.error || {};
+    const message = error.message || `The server answered ${response.status}.`;
+    throw new ApiError(message, error.code || "http_error", response.status);
+  }
+  return data;
+}
+
+export const sessionsApi = {
+  list: (search) =>
+    api("GET", `/api/v1/sessions/${search ? `?search=${encodeURIComponent(search)}` : ""}`),
+  page: (url) => {
+    const next = new URL(url, location.href); // only ever follow our own origin
+    if (next.origin !== location.origin) throw new ApiError("Unexpected next page.", "invalid", 0);
+    return api("GET", next.pathname + next.search);
+  },
+  rename: (id, title) => api("PATCH", `/api/v1/sessions/${encodeURIComponent(id)}/`, { title }),
+  remove: (id) => api("DELETE", `/api/v1/sessions/${encodeURIComponent(id)}/`),
+};

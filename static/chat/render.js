@@ -1,0 +1,480 @@
+// The transcript: user and agent messages, compact tool calls, and the delegation tree (an
+// expert's messages live in a collapsible panel inside its caller's thread). Live events and the
+// saved snapshot go through the same functions, so a reload shows what the live stream showed.
+
+import { loadedImage, renderMarkdown, safeUrl } from "./markdown.js";
+
+const STATUS_WORDS = {
+  running: "running",
+  succeeded: "done",
+  failed: "failed",
+  timed_out: "timed out",
+  refused: "refused",
+  cancelled: "cancelled",
+};
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** "0.4s", "12s", "3m 05s". */
+export function formatDuration(ms) {
+  const seconds = Math.max(0, ms) / 1000;
+  if (seconds < 10) return `${seconds.toFixed(1)}s`;
+  if (seconds < 60) return `${Math.floor(seconds)}s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes}m ${String(Math.floor(seconds % 60)).padStart(2, "0")}s`;
+}
+
+function compact(value, limit = 60) {
+  const text = typeof value === "string" ? value : JSON.stringify(value ?? {});
+  return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+}
+
+function shortResult(tool) {
+  if (tool.ok === undefined || tool.ok === null) return "…";
+  if (!tool.ok) return `⚠ ${compact(tool.error?.message || "failed", 80)}`;
+  const result = tool.result;
+  if (result !== null && typeof result === "object" && !Array.isArray(result)) {
+    for (const key of ["value", "answer", "text"]) {
+      if (key in result && typeof result[key] !== "object") return compact(String(result[key]));
+    }
+  }
+  return compact(result);
+}
+
+function pretty(value) {
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+/** Open or close a <details> from code; `toggle` events that match were not the user's. */
+function setOpen(node, open) {
+  node.expectOpen = open;
+  node.details.open = open;
+}
+
+function watchToggle(node, remember) {
+  node.details.addEventListener("toggle", () => {
+    if (node.details.open === node.expectOpen) return;
+    node.expectOpen = node.details.open;
+    remember(node.details.open);
+  });
+}
+
+function time(iso) {
+  const parsed = Date.parse(iso || "");
+  return Number.isNaN(parsed) ? null : parsed;
+}
+
+/** A stored delegate message's status; a stopped turn leaves "running" on cancelled messages. */
+function delegationStatus(m) {
+  if (m.status === "streaming") return "running";
+  const status = m.tool.delegation.status;
+  return status === "running" ? (m.status === "completed" ? "succeeded" : m.status) : status;
+}
+
+export class Transcript {
+  /**
+   * @param {HTMLElement} root     the #transcript element (also the scroller)
+   * @param {object} hooks         announce(text), changed()
+   */
+  constructor(root, hooks) {
+    this.root = root;
+    this.hooks = hooks;
+    this.nodes = new Map(); // message id -> node
+    this.threads = new Map(); // run id -> the element its messages go into
+    this.panels = new Map(); // expert run id -> delegation node
+    this.loadedImages = new Set(); // image URLs the user chose to load
+    this.userToggled = new Map(); // expert run id / tool message id -> open (the user's choice)
+    root.addEventListener("click", (e) => this.onClick(e));
+    setInterval(() => this.tick(), 250);
+  }
+
+  // ---- whole transcript ---------------------------------------------------------------
+
+  clear() {
+    this.root.replaceChildren();
+    this.nodes.clear();
+    this.threads.clear();
+    this.panels.clear();
+    this.hooks.changed();
+  }
+
+  /** Replace the view with a snapshot's messages (text streamed beyond the saved partial text
+   * is kept: later deltas continue from it by offset). */
+  loadSnapshot(messages) {
+    const before = new Map([...this.nodes].map(([id, node]) => [id, node.text]));
+    this.stick(() => {
+      this.clear();
+      for (const message of messages) {
+        const seen = before.get(message.id);
+        const saved = message.content || "";
+        const further = seen && seen.length > saved.length && seen.startsWith(saved);
+        if (message.status === "streaming" && further) {
+          message = { ...message, content: seen };
+        }
+        this.addStored(message);
+      }
+    });
+  }
+
+  isEmpty() {
+    return this.root.childElementCount === 0;
+  }
+
+  has(messageId) {
+    return this.nodes.has(messageId);
+  }
+
+  /** Keep the view pinned to the newest message if it was there before `change`. */
+  stick(change) {
+    const root = this.root;
+    const atBottom = root.scrollHeight - root.scrollTop - root.clientHeight < 80;
+    change();
+    if (atBottom) root.scrollTop = root.scrollHeight;
+    this.hooks.changed();
+  }
+
+  // ---- stored messages (snapshot, message.created) ------------------------------------
+
+  addStored(m) {
+    if (m.role === "tool" && m.tool?.name === "delegate" && m.tool.delegation) {
+      this.delegation(m.id, m.run_id, m.agent, {
+        ...m.tool.delegation,
+        status: delegationStatus(m),
+        startedAt: time(m.created_at),
+        endedAt: m.status === "streaming" ? null : time(m.updated_at),
+        outcome: m.tool.ok === false ? m.tool.error?.message : null,
+      });
+      return;
+    }
+    if (m.role === "tool") {
+      this.tool(m.id, m.run_id, m.agent, m.tool || {});
+      return;
+    }
+    const node = this.textNode(m.id, m.role, m.run_id, m.role === "user" ? null : m.agent);
+    this.setModel(node, m.model);
+    node.text = m.content || "";
+    node.status = m.status;
+    this.paint(node);
+  }
+
+  // ---- live events --------------------------------------------------------------------
+
+  started(ev) {
+    const node = this.textNode(ev.message_id, "agent", ev.run_id, ev.agent);
+    this.stick(() => this.setModel(node, ev.data.model));
+  }
+
+  /** Apply a delta by offset; false when text before `offset` is missing (resync needed). */
+  delta(ev) {
+    const node = this.textNode(ev.message_id, "agent", ev.run_id, ev.agent);
+    const { text = "", offset = 0 } = ev.data;
+    if (node.status !== "streaming") return true; // a final text is never extended
+    if (offset + text.length <= node.text.length) return true; // already have it
+    if (offset > node.text.length) return false;
+    node.text = node.text.slice(0, offset) + text;
+    this.stick(() => this.paint(node));
+    return true;
+  }
+
+  completed(ev) {
+    const node = this.textNode(ev.message_id, "agent", ev.run_id, ev.agent);
+    node.text = ev.data.text ?? node.text;
+    node.status = ev.data.status || "completed";
+    this.stick(() => this.paint(node));
+    if (ev.agent?.depth === 0 && node.status === "completed") {
+      this.hooks.announce(`${ev.agent.display_name}: ${node.text.slice(0, 300)}`);
+    }
+  }
+
+  toolEvent(ev) {
+    this.stick(() => this.tool(ev.message_id, ev.run_id, ev.agent, ev.data));
+  }
+
+  delegationStarted(ev) {
+    const d = ev.data;
+    const known = this.nodes.get(ev.message_id);
+    this.stick(() =>
+      this.delegation(ev.message_id, ev.run_id, ev.agent, {
+        run_id: d.run_id,
+        target: d.target,
+        display_name: d.display_name,
+        task: d.task,
+        status: d.status || "running",
+        startedAt: known?.startedAt ?? Date.now(),
+        endedAt: null,
+      })
+    );
+    if (!known) this.hooks.announce(`Asking ${d.display_name || d.target}`);
+  }
+
+  delegationCompleted(ev) {
+    const node = this.nodes.get(ev.message_id) || this.panels.get(ev.data.run_id);
+    if (!node || node.kind !== "delegation") return;
+    this.finishDelegation(node, ev.data.status, ev.data.error?.message || null);
+  }
+
+  /** A run ended: an expert whose delegation.completed was lost still gets its status. */
+  runCompleted(ev) {
+    const panel = this.panels.get(ev.run_id);
+    if (panel && panel.status === "running") {
+      this.finishDelegation(panel, ev.data.status, ev.data.error?.message || null);
+    }
+    if (ev.data.status === "cancelled") {
+      for (const node of this.nodes.values()) {
+        if (node.kind === "text" && node.runId === ev.run_id && node.status === "streaming") {
+          node.status = "cancelled";
+          this.paint(node);
+        }
+      }
+    }
+  }
+
+  finishDelegation(node, status, outcome) {
+    node.status = status;
+    node.endedAt = node.endedAt ?? Date.now();
+    if (outcome && status !== "succeeded") node.outcome = outcome;
+    if (!this.userToggled.has(node.runKey)) setOpen(node, false);
+    this.stick(() => this.paintDelegation(node));
+  }
+
+  /** A reminder shown in the transcript (once per reminder). */
+  reminder(data) {
+    const id = `reminder:${data.reminder_id}`;
+    if (this.nodes.has(id)) return;
+    const article = el("article", "msg reminder");
+    article.dataset.messageId = id;
+    const header = el("header", null, data.late ? "Reminder (late)" : "Reminder");
+    const body = el("div", "body", data.content || "");
+    article.append(header, body);
+    this.nodes.set(id, { kind: "reminder", el: article, text: data.content || "" });
+    this.stick(() => this.root.append(article));
+  }
+
+  // ---- nodes --------------------------------------------------------------------------
+
+  /** The element a run's messages go into: the main thread, or an expert's panel. */
+  threadFor(runId, agent) {
+    if (runId && this.threads.has(runId)) return this.threads.get(runId);
+    if (agent?.kind === "sub" && runId) {
+      // The delegation that started this expert is not shown (yet): give it a panel of its own;
+      // it moves under its caller when the delegation arrives.
+      const node = this.delegation(`orphan:${runId}`, null, null, {
+        run_id: runId,
+        display_name: agent.display_name,
+        target: agent.name,
+        status: "running",
+        startedAt: Date.now(),
+        depth: agent.depth,
+      });
+      return node.thread;
+    }
+    if (runId) this.threads.set(runId, this.root);
+    return this.root;
+  }
+
+  textNode(id, role, runId, agent) {
+    let node = this.nodes.get(id);
+    if (node) return node;
+    const article = el("article", `msg ${role}`);
+    article.dataset.messageId = id;
+    if (agent) {
+      article.dataset.agent = agent.name;
+      article.dataset.depth = agent.depth;
+    }
+    const header = el("header", null, agent ? agent.display_name : "You");
+    const body = el("div", "body");
+    article.append(header, body);
+    node = { kind: "text", id, role, runId, agent, el: article, header, body };
+    Object.assign(node, { text: "", status: "streaming" });
+    this.nodes.set(id, node);
+    this.threadFor(runId, agent).append(article);
+    return node;
+  }
+
+  setModel(node, model) {
+    if (!model || node.model) return node;
+    node.model = model;
+    if (model === "offline") node.header.textContent += " · offline model";
+    else node.header.title = `Model: ${model}`;
+    return node;
+  }
+
+  paint(node) {
+    node.el.dataset.status = node.status;
+    if (node.role === "user") {
+      node.body.textContent = node.text;
+    } else {
+      node.body.replaceChildren(
+        renderMarkdown(node.text, { imageAllowed: (url) => this.loadedImages.has(url) })
+      );
+      if (node.status === "cancelled") node.body.append(el("p", "stopped", "Stopped."));
+    }
+  }
+
+  /** A user message shown before the server stored it. */
+  pendingUser(id, text) {
+    const node = this.textNode(id, "user", null, null);
+    node.text = text;
+    node.status = "sending";
+    this.stick(() => this.paint(node));
+  }
+
+  remove(id) {
+    const node = this.nodes.get(id);
+    if (!node) return;
+    node.el.remove();
+    this.nodes.delete(id);
+    this.hooks.changed();
+  }
+
+  tool(id, runId, agent, tool) {
+    let node = this.nodes.get(id);
+    if (!node) {
+      const wrap = el("div", "msg tool");
+      wrap.dataset.messageId = id;
+      if (agent) wrap.dataset.depth = agent.depth;
+      const details = el("details");
+      const summary = el("summary");
+      const detail = el("div", "tool-detail");
+      details.append(summary, detail);
+      wrap.append(details);
+      node = { kind: "tool", id, el: wrap, details, summary, detail, tool: {}, expectOpen: false };
+      watchToggle(node, (open) => this.userToggled.set(id, open));
+      this.nodes.set(id, node);
+      this.threadFor(runId, agent).append(wrap);
+    }
+    node.tool = { ...node.tool, ...tool };
+    const t = node.tool;
+    const state = t.ok === undefined || t.ok === null ? "running" : t.ok ? "done" : "error";
+    node.el.dataset.status = state;
+    const args = typeof t.arguments === "string" ? t.arguments : JSON.stringify(t.arguments ?? {});
+    node.summary.replaceChildren(
+      el("span", "tool-name", t.name || "tool"),
+      el("span", "tool-args", `(${compact(args)})`),
+      el("span", "tool-result", ` → ${shortResult(t)}`)
+    );
+    const parts = [el("div", "label", "Arguments"), el("pre", null, pretty(t.arguments ?? {}))];
+    if (state !== "running") {
+      parts.push(el("div", "label", t.ok ? "Result" : "Error"));
+      parts.push(el("pre", null, pretty(t.ok ? t.result : t.error)));
+    }
+    node.detail.replaceChildren(...parts);
+    setOpen(node, this.userToggled.get(id) ?? false);
+    return node;
+  }
+
+  /** The panel of one delegation (created once; later calls update it). */
+  delegation(id, callerRunId, callerAgent, info) {
+    let node = this.nodes.get(id);
+    const runKey = info.run_id || id;
+    if (!node) {
+      const depth = info.depth ?? (callerAgent ? callerAgent.depth + 1 : 1);
+      const section = el("section", "msg delegation");
+      section.dataset.messageId = id;
+      section.dataset.depth = depth;
+      const details = el("details");
+      const summary = el("summary");
+      const who = el("span", "who", info.display_name || info.target || "Expert");
+      const state = el("span", "state");
+      const duration = el("span", "duration");
+      summary.append(who, state, duration);
+      const task = el("p", "task");
+      const thread = el("div", "thread");
+      details.append(summary, task, thread);
+      const outcomeEl = el("p", "outcome");
+      section.append(details, outcomeEl);
+      node = { kind: "delegation", id, el: section, details, runKey };
+      Object.assign(node, { who, state, duration, task, thread, outcomeEl, expectOpen: false });
+      watchToggle(node, (open) => this.userToggled.set(node.runKey, open));
+      this.nodes.set(id, node);
+      const orphan = info.run_id ? this.panels.get(info.run_id) : null;
+      if (orphan && orphan !== node) {
+        thread.append(...orphan.thread.childNodes); // adopt what arrived before the delegation
+        orphan.el.remove();
+        this.nodes.delete(orphan.id);
+      }
+      this.threadFor(callerRunId, callerAgent).append(section);
+      setOpen(node, this.userToggled.get(runKey) ?? info.status === "running");
+    }
+    Object.assign(node, {
+      runKey,
+      info: { ...node.info, ...info },
+      status: info.status,
+      startedAt: node.startedAt ?? info.startedAt,
+      endedAt: info.endedAt ?? node.endedAt ?? null,
+      outcome: info.outcome ?? node.outcome ?? null,
+    });
+    if (info.run_id) {
+      this.threads.set(info.run_id, node.thread);
+      this.panels.set(info.run_id, node);
+    }
+    if (node.status !== "running" && !this.userToggled.has(runKey)) setOpen(node, false);
+    this.paintDelegation(node);
+    return node;
+  }
+
+  paintDelegation(node) {
+    const name = node.info.display_name || node.info.target || "Expert";
+    node.el.dataset.status = node.status;
+    node.who.textContent = name;
+    const word = STATUS_WORDS[node.status] || node.status;
+    node.state.textContent = node.status === "running" ? `Asking ${name}…` : word;
+    node.task.textContent = node.info.task ? `Task: ${node.info.task}` : "";
+    node.task.hidden = !node.info.task;
+    node.outcomeEl.textContent = node.outcome || "";
+    node.outcomeEl.hidden = !node.outcome;
+    this.paintDuration(node);
+  }
+
+  paintDuration(node) {
+    const end = node.status === "running" ? Date.now() : node.endedAt;
+    const known = node.startedAt && end && node.status !== "refused"; // a refused one never ran
+    node.duration.textContent = known ? formatDuration(end - node.startedAt) : "";
+  }
+
+  tick() {
+    for (const node of this.panels.values()) {
+      if (node.status === "running") this.paintDuration(node);
+    }
+  }
+
+  // ---- clicks inside messages ---------------------------------------------------------
+
+  onClick(e) {
+    const copy = e.target.closest("button.copy");
+    if (copy) {
+      const code = copy.closest(".code-block")?.querySelector("code");
+      if (code) copyText(code.textContent, copy);
+      return;
+    }
+    const load = e.target.closest("button.load-image");
+    if (load) {
+      const url = safeUrl(load.dataset.src, ["http:", "https:"]);
+      if (!url) return;
+      this.loadedImages.add(url.href);
+      load.replaceWith(loadedImage(url, load.dataset.alt));
+    }
+  }
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch {
+    const range = document.createRange(); // no clipboard access: select it for Ctrl+C
+    range.selectNodeContents(button.closest(".code-block").querySelector("code"));
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    button.textContent = "Selected";
+  }
+  setTimeout(() => {
+    button.textContent = "Copy";
+  }, 1500);
+}

@@ -1,0 +1,127 @@
+"""The page against a failing server: a restart mid-answer, a message sent while offline, and
+the Stop button."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import screenshot, sign_in_as
+from tests.factories import make_agent, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LONG = "tell me a story about llamas"  # no tool rule matches: a long offline explanation
+
+# Every text the answer showed, so a repeat or a jump back can be found afterwards.
+WATCH_ANSWER = """() => {
+  window.answerTexts = [];
+  new MutationObserver(() => {
+    const body = document.querySelector('#transcript .msg.agent .body');
+    if (body) window.answerTexts.push(body.textContent);
+  }).observe(document.getElementById('transcript'),
+             {childList: true, subtree: true, characterData: true});
+}"""
+
+
+@pytest.fixture
+def alice_and_assistant(db):
+    """Written before the browser starts (see test_browser_chat)."""
+    make_user("alice")
+    make_agent("assistant", display_name="Assistant", is_entry=True, tool_keys=["calculate"])
+
+
+def test_server_killed_mid_answer_the_page_reconnects_and_converges(
+    alice_and_assistant, start_asgi_server, browser_page
+):
+    # Short leases and sweeps: the restarted server takes the dead server's run over quickly.
+    server = start_asgi_server(
+        OFFLINE_MODEL_DELAY_MS="60", RUN_LEASE_SECONDS="1", SWEEP_INTERVAL_SECONDS="0.3"
+    )
+    page = browser_page
+    sign_in_as(page, server.url)
+    page.evaluate(WATCH_ANSWER)
+    page.fill("#text", LONG)
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => (document.querySelector('.msg.agent .body')?.textContent.length || 0) > 60"
+    )
+    server.kill()
+    page.wait_for_selector("#status[data-state=reconnecting]")
+    screenshot(page, "reconnecting")
+    server.start()
+    page.wait_for_selector("#status[data-state=connected]", timeout=15000)
+    page.wait_for_selector(".msg.agent[data-status=completed]", timeout=20000)
+
+    final = page.inner_text(".msg.agent .body")
+    assert final.endswith(f"You said: “{LONG}”")
+    assert page.locator(".msg.user").count() == 1
+    assert page.locator(".msg.agent").count() == 1
+    texts = page.evaluate("window.answerTexts")
+    # Nothing twice, nothing out of order: every text shown was a beginning of the final one.
+    assert all(final.startswith(t.replace("\n", "")) for t in texts if t), [
+        t for t in texts if not final.startswith(t)
+    ]
+    live = page.inner_text("#transcript")
+
+    # Offline again: a message typed now waits, then goes out once when the server is back.
+    server.kill()
+    page.wait_for_selector("#status[data-state=reconnecting]")
+    page.fill("#text", "what is 6*7?")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg.user[data-status=sending]")
+    assert page.input_value("#text") == ""
+    server.start()
+    page.wait_for_selector(".msg.tool[data-status=done]", timeout=15000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('.msg.agent[data-status=completed]').length === 2"
+    )
+    assert page.locator(".msg.user").count() == 2
+    assert page.locator(".msg.user[data-status=sending]").count() == 0
+    assert "6*7 = 42." in page.locator(".msg.agent .body").nth(1).inner_text()
+
+    page.reload()
+    page.wait_for_function(
+        "() => document.querySelectorAll('.msg.agent[data-status=completed]').length === 2"
+    )
+    assert page.inner_text("#transcript").startswith(live)
+    assert page.locator(".msg.user").count() == 2
+
+
+def test_stop_ends_a_streaming_answer(alice_and_assistant, start_asgi_server, browser_page):
+    server = start_asgi_server(OFFLINE_MODEL_DELAY_MS="80")
+    page = browser_page
+    sign_in_as(page, server.url)
+    page.fill("#text", LONG)
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg.agent[data-status=streaming]")
+    page.wait_for_function(
+        "() => document.querySelector('.msg.agent .body').textContent.length > 20"
+    )
+    screenshot(page, "streaming-with-stop")
+    page.click("#stop")
+    page.wait_for_selector(".msg.agent[data-status=cancelled]")
+    page.wait_for_selector("#send", state="visible")
+    assert not page.is_visible("#stop")
+    assert page.inner_text(".msg.agent .stopped") == "Stopped."
+    page.wait_for_timeout(500)  # the page re-reads the saved transcript after a stop
+    stopped = page.inner_text(".msg.agent .body")
+    assert "You said" not in stopped  # it really stopped before the end
+    page.wait_for_timeout(500)
+    assert page.inner_text(".msg.agent .body") == stopped  # and nothing more arrives
+
+    # The composer works again at once; Shift+Enter makes a new line, Enter sends.
+    page.click("#text")
+    page.keyboard.type("what is")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("6*7?")
+    assert page.input_value("#text") == "what is\n6*7?"
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.msg.agent[data-status=completed]').length === 1"
+    )
+    assert page.locator(".msg.user .body").nth(1).inner_text() == "what is\n6*7?"
+
+    page.reload()
+    page.wait_for_selector(".msg.agent[data-status=cancelled]")
+    assert page.inner_text(".msg.agent .body") == stopped
+    assert page.console_errors == []
