@@ -61,12 +61,11 @@ def message_as_event_data(message: ChatMessage) -> dict[str, Any]:
         "tool": message.tool,
         "status": message.status,
         "created_at": message.created_at.isoformat(),
+        "updated_at": message.updated_at.isoformat(),
     }
 
 
-def session_snapshot(
-    *, session: ChatSession, run_ids: set[Any] | None = None
-) -> dict[str, Any]:
+def session_snapshot(*, session: ChatSession, run_ids: set[Any] | None = None) -> dict[str, Any]:
     """The saved transcript with in-flight messages, as `session.snapshot` carries it; with
     `run_ids`, only that turn (its user message and the messages of those runs)."""
     messages = session_messages(session=session)

@@ -57,6 +57,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "tool",
             "status",
             "created_at",
+            "updated_at",
         ]
         read_only_fields = fields
 

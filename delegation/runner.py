@@ -136,14 +136,19 @@ def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> object:
     stream = MessageStream(emitter, message_id_for(run, "text", run.steps), label)
     calls: list[ToolCallRequest] = []
     usage = Usage()
-    for event in provider.stream(request):
-        lease.check()
-        if isinstance(event, TextDelta):
-            stream.add(event.text)
-        elif isinstance(event, ToolCallRequest):
-            calls.append(event)
-        elif isinstance(event, Usage):
-            usage = event
+    try:
+        for event in provider.stream(request):
+            lease.check()
+            if isinstance(event, TextDelta):
+                stream.add(event.text)
+            elif isinstance(event, ToolCallRequest):
+                calls.append(event)
+            elif isinstance(event, Usage):
+                usage = event
+    except RunStopped:
+        if Run.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
+            stream.abandon()  # stopped by the user: keep the words they saw (not on takeover)
+        raise
     run.usage = usage_add(run.usage, usage.prompt_tokens, usage.completion_tokens)
     budget_charge_model_call(root_id=run.root_id_or_self, tokens=usage.total_tokens)
     run.steps += 1

@@ -54,6 +54,12 @@ class MessageStream:
             "message.completed", self.message_id, text=self.text, status=status, usage=usage
         )
 
+    def abandon(self) -> None:
+        """Keep what the user already saw when the run was stopped mid-message."""
+        if self._started:
+            self._flush(time.monotonic())
+            self._save(MessageStatus.CANCELLED)
+
     @property
     def started(self) -> bool:
         """Whether any text arrived (a tool-only step has no message)."""

@@ -246,8 +246,9 @@ async def test_user_can_stop_a_running_turn(user, entry_agent, settings):
     events = await events_until(ws)
     assert events[-1]["data"]["status"] == "cancelled"
     await asyncio.sleep(0.5)  # the worker notices within one heartbeat (0.3 s)
+    leftovers_seen = []
     while not await ws.receive_nothing(timeout=0.1):
-        await ws.receive_json_from()  # deltas already in flight when stop was pressed
+        leftovers_seen.append(await ws.receive_json_from())  # in flight when stop was pressed
     assert await ws.receive_nothing(timeout=0.5)  # then nothing more streams
     run = await database_sync_to_async(Run.objects.get)(pk=created["run_id"])
     assert run.status == RunStatus.CANCELLED
@@ -255,6 +256,11 @@ async def test_user_can_stop_a_running_turn(user, entry_agent, settings):
         lambda: set(run.messages.values_list("status", flat=True))
     )()
     assert "streaming" not in statuses
+    shown = "".join(
+        e["data"]["text"] for e in events + leftovers_seen if e["type"] == "message.delta"
+    )
+    saved = await database_sync_to_async(lambda: run.messages.get(status="cancelled").content)()
+    assert shown and saved.startswith(shown)  # every word the user saw is kept
     await ws.disconnect()
 
 
