@@ -242,8 +242,11 @@ async def test_user_can_stop_a_running_turn(user, entry_agent, settings):
     ws = await connect(user)
     await ws.send_json_to(send_frame("tell me something long"))
     created = await ws.receive_json_from(timeout=5)
+    before = [created]
+    while before[-1]["type"] != "message.delta":  # press stop mid-answer
+        before.append(await ws.receive_json_from(timeout=5))
     await ws.send_json_to({"type": "run.cancel", "run_id": created["run_id"]})
-    events = await events_until(ws)
+    events = before + await events_until(ws)
     assert events[-1]["data"]["status"] == "cancelled"
     await asyncio.sleep(0.5)  # the worker notices within one heartbeat (0.3 s)
     leftovers_seen = []
