@@ -55,10 +55,10 @@ class MessageStream:
         )
 
     def abandon(self) -> None:
-        """Keep what the user already saw when the run was stopped mid-message."""
+        """Keep what the user already saw when the run was stopped mid-message, and tell open
+        pages the message's final text (they converge on it, as after a reload)."""
         if self._started:
-            self._flush(time.monotonic())
-            self._save(MessageStatus.CANCELLED)
+            self.complete(usage={}, status=MessageStatus.CANCELLED)
 
     @property
     def started(self) -> bool:
