@@ -9,6 +9,8 @@ from django.db import transaction
 from agents.models import Agent
 from agents.services import agent_revision_record
 
+PLANNER_TEAM = ["tasks", "calendar", "weather", "reminders"]
+
 DEMO_AGENTS: list[dict[str, Any]] = [
     {
         "name": "assistant",
@@ -17,11 +19,15 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "tags": ["general", "orchestrator"],
         "system_prompt": (
             "You are a helpful assistant for the signed-in user. Use tools for facts you cannot "
-            "know (the time, arithmetic, the user's earlier chats). Answer concisely."
+            "know (the time, arithmetic, the user's earlier chats). Answer concisely.\n"
+            'For plans (e.g. "pick someone up at the airport Saturday morning"): ask the Task '
+            "expert to add the task, the Weather expert for that day's forecast where it "
+            "happens, then the Reminder expert to schedule a reminder for the task, giving it "
+            "the city. If an expert reports a conflict or asks for confirmation, ask the user."
         ),
         "tool_keys": ["current_time", "calculate", "search_my_chats"],
         "is_entry": True,
-        "subagents": ["finance", "clock", "archivist"],
+        "subagents": ["finance", "clock", "archivist", *PLANNER_TEAM],
     },
     {
         "name": "finance",
@@ -59,6 +65,48 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "system_prompt": "You search the user's earlier chats and quote what you find.",
         "tool_keys": ["search_my_chats"],
     },
+    {
+        "name": "tasks",
+        "display_name": "Task expert",
+        "description": "Adds, finds, changes, finishes and removes the user's tasks (to-dos "
+        "with a date, a time or a part of the day).",
+        "tags": ["task", "tasks", "todo", "to-do", "任务", "待办"],
+        "system_prompt": (
+            "You manage the user's tasks with your tools. Pass dates as YYYY-MM-DD or words "
+            "(today, tomorrow, saturday, 周末) and times as HH:MM; the tools read them in the "
+            "user's timezone. On a conflict or need_confirmation, do not retry with "
+            "confirm=true unless the user already agreed: report it and ask."
+        ),
+        "tool_keys": ["create_task", "query_tasks", "modify_task", "finish_task", "remove_task"],
+    },
+    {
+        "name": "calendar",
+        "display_name": "Calendar expert",
+        "description": "Shows the user's day in order and finds free time slots.",
+        "tags": ["calendar", "schedule", "agenda", "free", "busy", "日程", "空闲"],
+        "system_prompt": "You read the user's day with your tools and answer from their results.",
+        "tool_keys": ["get_day_schedule", "find_free_slots"],
+    },
+    {
+        "name": "weather",
+        "display_name": "Weather expert",
+        "description": "Weather forecasts for a city on a day, with advice for bad weather.",
+        "tags": ["weather", "forecast", "rain", "snow", "天气", "下雨", "下雪"],
+        "system_prompt": "You answer weather questions with the get_weather tool.",
+        "tool_keys": ["get_weather"],
+    },
+    {
+        "name": "reminders",
+        "display_name": "Reminder expert",
+        "description": "Schedules, lists and cancels reminders for the user's tasks; the time "
+        "is computed from the task, and a city adds weather advice.",
+        "tags": ["remind", "reminder", "reminders", "提醒"],
+        "system_prompt": (
+            "You schedule reminders for existing tasks with your tools. Never choose a time: "
+            "the tool computes it. Pass the city when you know where the task happens."
+        ),
+        "tool_keys": ["schedule_reminder", "list_reminders", "cancel_reminder"],
+    },
 ]
 
 
@@ -79,4 +127,17 @@ def seed_demo_agents() -> list[str]:
                 Agent.objects.filter(pk=agent.pk).update(is_entry=True)  # keep an admin's choice
                 agent.is_entry = True
             agent_revision_record(agent=agent, comment="Created by seed_demo.")
+        else:
+            _link_new_experts(spec, created)
     return created
+
+
+def _link_new_experts(spec: dict[str, Any], created: list[str]) -> None:
+    """An existing demo agent gets the experts added to its spec since it was created (e.g.
+    the planner team), once, when they are created; anything an admin set stays."""
+    new = [name for name in spec.get("subagents", []) if name in created]
+    agent = Agent.objects.filter(name=spec["name"]).first()
+    if not new or agent is None:
+        return
+    agent.allowed_subagents.add(*Agent.objects.filter(name__in=new))
+    agent_revision_record(agent=agent, comment=f"seed_demo added experts: {', '.join(new)}.")

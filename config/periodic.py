@@ -15,6 +15,13 @@ _started = False
 _lock = threading.Lock()
 
 
+def prevent_start() -> None:
+    """Never start the timer in this process (test runs import config.asgi but are no server)."""
+    global _started
+    with _lock:
+        _started = True
+
+
 def start_in_process_beat(jobs: list[tuple[float, Callable[[], object]]]) -> bool:
     """Run each (interval seconds, job) forever on one daemon thread, once per process, only
     when no broker is configured (with one, Celery beat drives the same jobs)."""

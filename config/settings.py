@@ -47,6 +47,7 @@ LOCAL_APPS = [
     "agents",
     "delegation",
     "chat",
+    "reminders",
 ]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
 
@@ -292,6 +293,8 @@ REMINDER_DISPATCH_MAX_SECONDS = env.float("REMINDER_DISPATCH_MAX_SECONDS", defau
 REMINDER_MAX_ATTEMPTS = env.int("REMINDER_MAX_ATTEMPTS", default=5)  # then status failed
 REMINDER_RETRY_SECONDS = env.int("REMINDER_RETRY_SECONDS", default=30)  # backoff base, doubling
 REMINDER_LATE_SECONDS = env.int("REMINDER_LATE_SECONDS", default=60)  # later than this = late
+# Outgoing mail (reminders on the email channel), e.g. smtp+tls://user:pass@host:587.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
 REMINDER_EMAIL_FROM = env("REMINDER_EMAIL_FROM", default="")  # set: email-channel reminders mail
 REMINDER_DAY_START = env("REMINDER_DAY_START", default="09:00")  # find_free_slots default window
 REMINDER_DAY_END = env("REMINDER_DAY_END", default="18:00")

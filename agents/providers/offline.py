@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
+from reminders.offline_rules import PLANNER_RULES
 
 OFFLINE_LABEL = "[offline model]"
 
@@ -39,8 +40,11 @@ def _search_args(text: str) -> dict[str, Any] | None:
     return {"query": match.group(1).strip(" ?.!")} if match else None
 
 
-# tool key -> how to read its arguments from the user's words (None: the rule does not apply)
+# tool key -> how to read its arguments from the user's words (None: the rule does not apply).
+# The planner's rules come first: they need explicit cues ("add a task", "remind me"), while
+# the time rule fires on any "today".
 RULES: dict[str, Callable[[str], dict[str, Any] | None]] = {
+    **PLANNER_RULES,
     "calculate": _calculate_args,
     "current_time": _time_args,
     "search_my_chats": _search_args,
@@ -182,4 +186,6 @@ def _describe(name: str, body: dict[str, Any]) -> str:
         return f"It is {result['time']} on {when}."
     if name == "calculate" and isinstance(result, dict):
         return f"{result['expression']} = {result['value']}."
+    if isinstance(result, dict) and {"status", "message"} <= result.keys():  # planner tools
+        return str(result["message"])
     return f"The {name} tool returned: {json.dumps(result, ensure_ascii=False)[:500]}"

@@ -41,7 +41,15 @@ def test_demo_team_has_one_entry_agent_and_a_depth_two_chain():
     entry = Agent.objects.get(is_entry=True)
     assert entry.name == "assistant"
     subagents = sorted(entry.allowed_subagents.values_list("name", flat=True))
-    assert subagents == ["archivist", "clock", "finance"]
+    assert subagents == [
+        "archivist",
+        "calendar",
+        "clock",
+        "finance",
+        "reminders",
+        "tasks",
+        "weather",
+    ]
     assert entry.revisions.get().snapshot["allowed_subagents"] == subagents
     finance = Agent.objects.get(name="finance")
     assert list(finance.allowed_subagents.values_list("name", flat=True)) == ["math"]

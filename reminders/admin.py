@@ -1,0 +1,151 @@
+"""Admin for tasks, reminders (filters; actions: send now, cancel) and scheduled agent runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+
+from config.enqueue import enqueue
+from reminders.dates import describe_window
+from reminders.models import Reminder, ScheduledPrompt, Task, TaskStatus
+from reminders.services.reminders import (
+    reminder_admin_save,
+    reminders_cancel,
+    reminders_send_now,
+)
+from reminders.services.schedules import scheduled_prompt_delete, scheduled_prompt_save
+from reminders.services.tasks import task_finish, task_remove
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    """Users' tasks: filter by status, priority, day and user; finish them in bulk."""
+
+    list_display = ["title", "user", "due_date", "when", "priority", "status", "created_at"]
+    list_filter = ["status", "priority", "due_date", ("user", admin.RelatedOnlyFieldListFilter)]
+    date_hierarchy = "due_date"
+    search_fields = ["title", "notes", "user__username"]
+    raw_id_fields = ["user"]
+    readonly_fields = ["completed_at", "created_at", "updated_at"]
+    actions = ["mark_done"]
+
+    @admin.display(description="time")
+    def when(self, obj: Task) -> str:
+        """Exact times, the part of the day, or any time."""
+        return describe_window(start=obj.start_time, end=obj.end_time, segment=obj.segment)
+
+    @admin.action(description="Mark selected tasks done (cancels their pending reminders)")
+    def mark_done(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
+        """Finish pending tasks."""
+        now = timezone.now()
+        done = 0
+        for task in queryset.filter(status=TaskStatus.PENDING):
+            task_finish(task=task, now=now)
+            done += 1
+        self.message_user(request, f"{done} task(s) marked done.", messages.SUCCESS)
+
+    def delete_model(self, request: HttpRequest, obj: Task) -> None:
+        """Deleting a task cancels its pending reminders first."""
+        task_remove(task=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
+        """Bulk delete, each task's pending reminders cancelled first."""
+        for task in queryset:
+            task_remove(task=task)
+
+
+@admin.register(Reminder)
+class ReminderAdmin(admin.ModelAdmin):
+    """Reminders with their delivery state; send now or cancel in bulk."""
+
+    list_display = [
+        "id",
+        "user",
+        "short_content",
+        "remind_at",
+        "status",
+        "channel",
+        "attempts",
+        "late",
+        "sent_at",
+    ]
+    list_filter = [
+        "status",
+        "channel",
+        "late",
+        "remind_at",
+        ("user", admin.RelatedOnlyFieldListFilter),
+    ]
+    date_hierarchy = "remind_at"
+    search_fields = ["content", "user__username", "last_error"]
+    raw_id_fields = ["user", "task"]
+    readonly_fields = ["status", "attempts", "last_error", "sent_at", "late", "created_at"]
+    actions = ["send_now", "cancel"]
+
+    @admin.display(description="content")
+    def short_content(self, obj: Reminder) -> str:
+        """The first line of the reminder."""
+        line = obj.content.split("\n", 1)[0]
+        return line[:80] + ("…" if len(line) > 80 else "")
+
+    def save_model(self, request: HttpRequest, obj: Reminder, form: Any, change: bool) -> None:
+        """A pending reminder is due at its remind time."""
+        reminder_admin_save(reminder=obj)
+
+    @admin.action(description="Send selected reminders now (pending or failed)")
+    def send_now(self, request: HttpRequest, queryset: QuerySet[Reminder]) -> None:
+        """Make them due now and start a dispatcher pass."""
+        from reminders.tasks import dispatch_reminders
+
+        queued = reminders_send_now(
+            reminder_ids=list(queryset.values_list("pk", flat=True)), now=timezone.now()
+        )
+        if queued:
+            enqueue(dispatch_reminders)
+        self.message_user(request, f"{queued} reminder(s) queued to send now.", messages.SUCCESS)
+
+    @admin.action(description="Cancel selected reminders (pending ones)")
+    def cancel(self, request: HttpRequest, queryset: QuerySet[Reminder]) -> None:
+        """Cancel pending reminders; sent ones are left as they are."""
+        cancelled = reminders_cancel(reminder_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"{cancelled} reminder(s) cancelled.", messages.SUCCESS)
+
+
+@admin.register(ScheduledPrompt)
+class ScheduledPromptAdmin(admin.ModelAdmin):
+    """ "Run agent X with prompt Y for user Z" on a crontab (kept in django-celery-beat)."""
+
+    list_display = ["name", "user", "agent", "crontab", "enabled", "last_run_at", "last_error"]
+    list_filter = ["enabled", "agent"]
+    search_fields = ["name", "prompt", "user__username"]
+    raw_id_fields = ["user", "session"]
+    readonly_fields = ["periodic_task", "last_run_at", "last_error", "created_at"]
+    actions = ["run_now"]
+
+    def save_model(
+        self, request: HttpRequest, obj: ScheduledPrompt, form: Any, change: bool
+    ) -> None:
+        """Save and update its beat entry."""
+        scheduled_prompt_save(scheduled=obj)
+
+    def delete_model(self, request: HttpRequest, obj: ScheduledPrompt) -> None:
+        """Delete it with its beat entry."""
+        scheduled_prompt_delete(scheduled=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ScheduledPrompt]) -> None:
+        """Bulk delete, beat entries included."""
+        for scheduled in queryset:
+            scheduled_prompt_delete(scheduled=scheduled)
+
+    @admin.action(description="Run selected schedules now")
+    def run_now(self, request: HttpRequest, queryset: QuerySet[ScheduledPrompt]) -> None:
+        """Start each one's turn now, as its crontab would."""
+        from reminders.tasks import run_scheduled_prompt
+
+        for pk in queryset.values_list("pk", flat=True):
+            enqueue(run_scheduled_prompt, pk)
+        self.message_user(request, f"{queryset.count()} run(s) started.", messages.SUCCESS)

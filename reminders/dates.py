@@ -1,0 +1,167 @@
+"""Time helpers: dates and times as people say them, day segments, and DST-safe local instants."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+# Day segments: a task "Saturday morning" occupies this window of its day.
+SEGMENTS: dict[str, tuple[time, time]] = {
+    "morning": (time(8), time(12)),
+    "afternoon": (time(13), time(18)),
+    "evening": (time(18), time(22)),
+}
+SEGMENT_WORDS: dict[str, str] = {
+    "morning": "morning",
+    "afternoon": "afternoon",
+    "evening": "evening",
+    "tonight": "evening",
+    "night": "evening",
+    "早上": "morning",
+    "上午": "morning",
+    "早晨": "morning",
+    "下午": "afternoon",
+    "中午": "afternoon",
+    "晚上": "evening",
+    "傍晚": "evening",
+    "今晚": "evening",
+}
+
+_WEEKDAYS = {
+    **{name: i for i, name in enumerate(["monday", "tuesday", "wednesday", "thursday"])},
+    **{name: i + 4 for i, name in enumerate(["friday", "saturday", "sunday"])},
+    **{name: i for i, name in enumerate(["mon", "tue", "wed", "thu", "fri", "sat", "sun"])},
+    "tues": 1,
+    "thur": 3,
+    "thurs": 3,
+}
+_CN_DAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_RELATIVE = {
+    "today": 0,
+    "tonight": 0,
+    "tomorrow": 1,
+    "day after tomorrow": 2,
+    "yesterday": -1,
+    "今天": 0,
+    "今晚": 0,
+    "明天": 1,
+    "后天": 2,
+    "後天": 2,
+    "大后天": 3,
+    "昨天": -1,
+}
+_CN_WEEKDAY = re.compile(r"^(下|这|本|下个|这个)?(?:周|星期|礼拜|禮拜)([一二三四五六日天])$")
+_CN_WEEKEND = re.compile(r"^(下|这|本|下个|这个)?周末$")
+_EN_WEEKDAY = re.compile(r"^(this |next |coming )?([a-z]+)$")
+_TIME = re.compile(r"^(\d{1,2})(?:[:.h点時](\d{2})?)?\s*(am|pm|a\.m\.|p\.m\.)?(?:分)?$")
+
+
+def parse_date(text: str, today: date) -> date:
+    """A date from ISO (2025-06-14), a relative word (today, tomorrow, 明天) or a weekday
+    (saturday = the next one, today included; "next saturday"/"下周六" = next week's), or
+    "weekend"/"周末" (its Saturday). Raises ValueError with a reason."""
+    words = " ".join(str(text).strip().lower().split())
+    if not words:
+        raise ValueError("The date is empty.")
+    try:
+        return date.fromisoformat(words.replace("/", "-"))
+    except ValueError:
+        pass
+    if words in _RELATIVE:
+        return today + timedelta(days=_RELATIVE[words])
+    if words in ("weekend", "this weekend", "the weekend", "next weekend"):
+        return _weekday(today, 5, next_week=words == "next weekend", weekend=True)
+    if match := _CN_WEEKEND.match(words):
+        next_week = (match.group(1) or "").startswith("下")
+        return _weekday(today, 5, next_week=next_week, weekend=True)
+    if match := _CN_WEEKDAY.match(words):
+        prefix = match.group(1) or ""
+        return _weekday(today, _CN_DAYS[match.group(2)], next_week=prefix.startswith("下"))
+    if (match := _EN_WEEKDAY.match(words)) and match.group(2) in _WEEKDAYS:
+        return _weekday(today, _WEEKDAYS[match.group(2)], next_week=match.group(1) == "next ")
+    raise ValueError(
+        f"Cannot read the date {text!r}; use YYYY-MM-DD, today, tomorrow or a weekday name."
+    )
+
+
+def _weekday(today: date, weekday: int, *, next_week: bool, weekend: bool = False) -> date:
+    """The coming `weekday` (today counts), or that day in next calendar week (Mon–Sun)."""
+    if next_week:
+        return today + timedelta(days=7 - today.weekday() + weekday)
+    if weekend and today.weekday() == 6:  # on Sunday "this weekend" is today
+        return today
+    return today + timedelta(days=(weekday - today.weekday()) % 7)
+
+
+def parse_time(text: str) -> time:
+    """A time of day: 14:30, 9, 9am, 2:30 pm, 14点30. Raises ValueError with a reason."""
+    words = str(text).strip().lower().replace(" ", "")
+    match = _TIME.match(words)
+    if not match:
+        raise ValueError(f"Cannot read the time {text!r}; use HH:MM (24-hour), e.g. 14:30.")
+    hour, minute, meridiem = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+    if meridiem:
+        if not 1 <= hour <= 12:
+            raise ValueError(f"{text!r} is not a valid 12-hour time.")
+        hour = hour % 12 + (12 if meridiem.startswith("p") else 0)
+    if hour > 23 or minute > 59:
+        raise ValueError(f"{text!r} is not a valid time of day.")
+    return time(hour, minute)
+
+
+def local_datetime(day: date, at: time, zone: ZoneInfo) -> datetime:
+    """The instant of wall-clock `at` on `day` in `zone`. A time that does not exist (the
+    spring-forward gap) moves forward by the gap; an ambiguous one (fall-back) is the first."""
+    aware = datetime.combine(day, at).replace(tzinfo=zone, fold=0)
+    return aware.astimezone(UTC).astimezone(zone)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A task's span as UTC instants (so arithmetic is elapsed time, even across DST);
+    `exact` is False for a day segment (a vague span)."""
+
+    start: datetime
+    end: datetime
+    exact: bool = True
+
+    def overlaps(self, other: Window) -> bool:
+        """Whether the spans share time; touching ends (10:00–11:00, 11:00–12:00) do not."""
+        return self.start < other.end and other.start < self.end
+
+
+def task_window(
+    *,
+    day: date,
+    start: time | None,
+    end: time | None,
+    segment: str,
+    zone: ZoneInfo,
+    default_minutes: int,
+) -> Window | None:
+    """The span a task occupies: exact times (a start alone lasts `default_minutes`), else its
+    segment's window, else None (any time that day)."""
+    if start is not None:
+        begins = local_datetime(day, start, zone).astimezone(UTC)
+        ends = (
+            local_datetime(day, end, zone).astimezone(UTC)
+            if end is not None
+            else begins + timedelta(minutes=default_minutes)
+        )
+        return Window(begins, ends)
+    if segment:
+        first, last = (local_datetime(day, at, zone).astimezone(UTC) for at in SEGMENTS[segment])
+        return Window(first, last, False)
+    return None
+
+
+def describe_window(*, start: time | None, end: time | None, segment: str) -> str:
+    """How a task's time reads to people: "09:00–10:00", "09:00", "morning (08:00–12:00)"."""
+    if start is not None:
+        return f"{start:%H:%M}–{end:%H:%M}" if end is not None else f"{start:%H:%M}"
+    if segment:
+        first, last = SEGMENTS[segment]
+        return f"{segment} ({first:%H:%M}–{last:%H:%M})"
+    return "any time"

@@ -1,0 +1,163 @@
+"""Tasks (a user's to-dos on the calendar), reminders to dispatch, and scheduled agent prompts."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Segment(models.TextChoices):
+    """A part of the day, for tasks without an exact time (windows in reminders.dates)."""
+
+    MORNING = "morning"
+    AFTERNOON = "afternoon"
+    EVENING = "evening"
+
+
+class Priority(models.TextChoices):
+    """How important a task is."""
+
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+
+class TaskStatus(models.TextChoices):
+    """Pending tasks are the live ones; finished tasks stay as a record."""
+
+    PENDING = "pending"
+    DONE = "done"
+
+
+class Task(models.Model):
+    """A to-do on a day in the user's own timezone, with exact times, a day segment, or neither.
+
+    Times are wall-clock times of the user's timezone ("14:00 on Saturday" stays 14:00 if the
+    user moves); a reminder fixes its instant when it is scheduled.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="planner_tasks"
+    )
+    title = models.CharField(max_length=200)
+    due_date = models.DateField()
+    start_time = models.TimeField(null=True, blank=True)
+    end_time = models.TimeField(null=True, blank=True)
+    segment = models.CharField(max_length=10, choices=Segment.choices, blank=True)
+    priority = models.CharField(max_length=8, choices=Priority.choices, default=Priority.NORMAL)
+    notes = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=8, choices=TaskStatus.choices, default=TaskStatus.PENDING, db_index=True
+    )
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["due_date", "start_time", "id"]
+        indexes = [models.Index(fields=["user", "status", "due_date"], name="task_user_day")]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.due_date})"
+
+
+class ReminderStatus(models.TextChoices):
+    """Pending until the dispatcher sends it (or gives up: failed), or the user cancels it."""
+
+    PENDING = "pending"
+    SENT = "sent"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+class Channel(models.TextChoices):
+    """Where a reminder goes: chat is the open sockets plus chat history; email adds a mail."""
+
+    CHAT = "chat"
+    EMAIL = "email"
+
+
+class Reminder(models.Model):
+    """One reminder for one user at one instant; the dispatcher sends each exactly once."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reminders"
+    )
+    task = models.ForeignKey(
+        Task, null=True, blank=True, on_delete=models.SET_NULL, related_name="reminders"
+    )
+    remind_at = models.DateTimeField(help_text="When the user wants it (aware).")
+    # When the dispatcher should next try: remind_at, later pushed back by retry backoff.
+    due_at = models.DateTimeField(editable=False)
+    content = models.TextField()
+    channel = models.CharField(max_length=8, choices=Channel.choices, default=Channel.CHAT)
+    status = models.CharField(
+        max_length=10, choices=ReminderStatus.choices, default=ReminderStatus.PENDING
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    late = models.BooleanField(
+        default=False, help_text="Sent more than REMINDER_LATE_SECONDS late."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["remind_at", "id"]
+        indexes = [
+            # The dispatcher's claim reads only pending rows in due order: a partial index keeps
+            # it one short index range scan however many sent rows pile up.
+            models.Index(
+                fields=["due_at"],
+                name="reminder_pending_due",
+                condition=models.Q(status="pending"),
+            ),
+            models.Index(fields=["user", "status", "remind_at"], name="reminder_user_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.content[:40]} @ {self.remind_at:%Y-%m-%d %H:%M} ({self.status})"
+
+
+class ScheduledPrompt(models.Model):
+    """ "Run agent X with prompt Y for user Z" on a crontab; django-celery-beat fires it and the
+    answer lands in a chat session of that user (reminders.schedules keeps the beat entry)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="scheduled_prompts"
+    )
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
+    prompt = models.TextField()
+    crontab = models.ForeignKey(
+        "django_celery_beat.CrontabSchedule",
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="When to run, in the crontab's own timezone.",
+    )
+    enabled = models.BooleanField(default=True)
+    session = models.ForeignKey(
+        "chat.ChatSession",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Where answers go; created on the first run when blank.",
+    )
+    periodic_task = models.OneToOneField(
+        "django_celery_beat.PeriodicTask",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    last_run_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_error = models.TextField(blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,155 @@
+"""Reads of tasks and reminders, always scoped to one user: lookups, a day's timeline, free time."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.db.models import QuerySet
+
+from reminders.dates import SEGMENTS, describe_window, local_datetime, task_window
+from reminders.models import Reminder, ReminderStatus, Task, TaskStatus
+from reminders.similarity import dice, normalize
+
+FUZZY_MIN = 0.5  # a title this similar (bigram Dice) is offered as a candidate
+LOOKUP_LIMIT = 500  # pending tasks considered by a fuzzy lookup
+
+
+def task_as_data(task: Task) -> dict[str, Any]:
+    """A task as tools and admin show it."""
+    return {
+        "id": task.pk,
+        "title": task.title,
+        "date": task.due_date.isoformat(),
+        "weekday": task.due_date.strftime("%A"),
+        "start": task.start_time.strftime("%H:%M") if task.start_time else None,
+        "end": task.end_time.strftime("%H:%M") if task.end_time else None,
+        "segment": task.segment or None,
+        "when": describe_window(start=task.start_time, end=task.end_time, segment=task.segment),
+        "priority": task.priority,
+        "notes": task.notes,
+        "status": task.status,
+    }
+
+
+def reminder_as_data(reminder: Reminder, zone: ZoneInfo) -> dict[str, Any]:
+    """A reminder as tools show it, with its time in the user's timezone."""
+    local = reminder.remind_at.astimezone(zone)
+    return {
+        "id": reminder.pk,
+        "task_id": reminder.task_id,
+        "remind_at": local.isoformat(timespec="minutes"),
+        "remind_at_local": local.strftime("%A %d %B %Y, %H:%M"),
+        "timezone": str(zone),
+        "content": reminder.content,
+        "channel": reminder.channel,
+        "status": reminder.status,
+        "late": reminder.late,
+    }
+
+
+def tasks_of(
+    *,
+    user: Any,
+    status: str | None = TaskStatus.PENDING,
+    first_day: date | None = None,
+    last_day: date | None = None,
+    text: str = "",
+) -> QuerySet[Task]:
+    """The user's tasks, optionally by status, date range and title text, in calendar order."""
+    tasks = Task.objects.filter(user=user)
+    if status:
+        tasks = tasks.filter(status=status)
+    if first_day:
+        tasks = tasks.filter(due_date__gte=first_day)
+    if last_day:
+        tasks = tasks.filter(due_date__lte=last_day)
+    if text:
+        tasks = tasks.filter(title__icontains=text)
+    return tasks.order_by("due_date", "start_time", "id")
+
+
+def task_lookup(*, user: Any, task_id: int | None = None, title: str = "") -> list[Task]:
+    """The user's pending tasks that `task_id` or `title` designates, best tier only: an exact
+    title, else titles containing (or contained in) it, else similar titles (Dice >= 0.5)."""
+    pending = Task.objects.filter(user=user, status=TaskStatus.PENDING)
+    if task_id is not None:
+        return list(pending.filter(pk=task_id))
+    query = normalize(title)
+    if not query:
+        return []
+    tasks = list(pending.order_by("due_date", "start_time", "id")[:LOOKUP_LIMIT])
+    names = {task.pk: normalize(task.title) for task in tasks}
+    exact = [t for t in tasks if names[t.pk] == query]
+    if exact:
+        return exact
+    contains = [t for t in tasks if query in names[t.pk] or names[t.pk] in query]
+    if contains:
+        return contains
+    scored = sorted(((dice(title, t.title), t) for t in tasks), key=lambda pair: -pair[0])
+    return [task for score, task in scored if score >= FUZZY_MIN]
+
+
+def day_schedule(*, user: Any, day: date, zone: ZoneInfo) -> list[dict[str, Any]]:
+    """The day's pending tasks in time order: timed, then segments by their start, then the
+    ones for any time of day."""
+
+    def order(task: Task) -> tuple[int, time]:
+        if task.start_time:
+            return (0, task.start_time)
+        if task.segment:
+            return (0, SEGMENTS[task.segment][0])
+        return (1, time(0))
+
+    tasks = sorted(tasks_of(user=user, first_day=day, last_day=day), key=order)
+    return [task_as_data(task) for task in tasks]
+
+
+def day_free_slots(
+    *,
+    user: Any,
+    day: date,
+    zone: ZoneInfo,
+    now: datetime,
+    window: tuple[time, time],
+    min_minutes: int,
+    task_minutes: int,
+) -> list[tuple[datetime, datetime]]:
+    """Gaps of at least `min_minutes` between the day's timed tasks inside `window` (and not
+    before now). Tasks with only a day segment or no time do not block time."""
+    begin, end = (local_datetime(day, at, zone).astimezone(UTC) for at in window)  # UTC: see Window
+    if now > begin:
+        begin = min(end, _next_minute(now.astimezone(UTC)))
+    busy = []
+    for task in tasks_of(user=user, first_day=day, last_day=day).exclude(start_time=None):
+        span = task_window(
+            day=day,
+            start=task.start_time,
+            end=task.end_time,
+            segment="",
+            zone=zone,
+            default_minutes=task_minutes,
+        )
+        busy.append((span.start, span.end))
+    slots, cursor = [], begin
+    for start, stop in sorted(busy):
+        if start - cursor >= timedelta(minutes=min_minutes) and start <= end:
+            slots.append((cursor, min(start, end)))
+        cursor = max(cursor, stop)
+    if end - cursor >= timedelta(minutes=min_minutes):
+        slots.append((cursor, end))
+    return [(a, b) for a, b in slots if b - a >= timedelta(minutes=min_minutes)]
+
+
+def _next_minute(moment: datetime) -> datetime:
+    whole = moment.replace(second=0, microsecond=0)
+    return whole if whole == moment else whole + timedelta(minutes=1)
+
+
+def reminders_of(*, user: Any, status: str | None = ReminderStatus.PENDING) -> QuerySet[Reminder]:
+    """The user's reminders, soonest first (all statuses when `status` is None)."""
+    reminders = Reminder.objects.filter(user=user)
+    if status:
+        reminders = reminders.filter(status=status)
+    return reminders.order_by("remind_at", "id")

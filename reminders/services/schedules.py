@@ -1,0 +1,84 @@
+"""Scheduled agent runs: keep each ScheduledPrompt's django-celery-beat entry in step, and run
+one by sending its prompt into the user's chat session as a normal turn."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+
+from django.db import transaction
+from django_celery_beat.models import PeriodicTask
+
+from agents.selectors import agent_usable_by
+from chat.models import ChatSession
+from chat.services import message_send
+from config.errors import AppError
+from reminders.models import ScheduledPrompt
+
+TASK_NAME = "reminders.run_scheduled_prompt"
+_IDS = uuid.UUID("5f0b8a4e-3c55-4d8e-9a43-6d1f7b0c2e91")  # namespace of scheduled message ids
+
+
+@transaction.atomic
+def scheduled_prompt_save(*, scheduled: ScheduledPrompt) -> ScheduledPrompt:
+    """Save the schedule and create or update its beat entry (crontab, enabled, task args)."""
+    scheduled.save()
+    entry = scheduled.periodic_task or PeriodicTask()
+    entry.name = f"Scheduled prompt #{scheduled.pk}: {scheduled.name}"[:200]
+    entry.task = TASK_NAME
+    entry.crontab = scheduled.crontab
+    entry.args = json.dumps([scheduled.pk])
+    entry.enabled = scheduled.enabled
+    entry.description = f"Run agent {scheduled.agent.name} for {scheduled.user} (reminders admin)."
+    entry.save()  # save(), not update(): beat's scheduler notices changes through it
+    if scheduled.periodic_task_id != entry.pk:
+        scheduled.periodic_task = entry
+        scheduled.save(update_fields=["periodic_task"])
+    return scheduled
+
+
+@transaction.atomic
+def scheduled_prompt_delete(*, scheduled: ScheduledPrompt) -> None:
+    """Delete the schedule and its beat entry."""
+    if scheduled.periodic_task_id:
+        PeriodicTask.objects.filter(pk=scheduled.periodic_task_id).delete()
+    scheduled.delete()
+
+
+def scheduled_prompt_run(*, scheduled_id: int, now: datetime) -> str:
+    """Send the prompt as the user to the agent in the schedule's session (created on the first
+    run); the answer streams and is saved like any turn. The message id is derived from the
+    minute, so a duplicated beat delivery starts nothing twice. Returns what happened."""
+    scheduled = (
+        ScheduledPrompt.objects.select_related("user", "agent", "session")
+        .filter(pk=scheduled_id)
+        .first()
+    )
+    if scheduled is None or not scheduled.enabled:
+        return "skipped"
+    agent, user = scheduled.agent, scheduled.user
+    if not agent.enabled or not agent_usable_by(agent=agent, user=user):
+        return _record(scheduled, now, "agent_forbidden", f"{user} may not use agent {agent.name}.")
+    session = scheduled.session
+    if session is None or session.user_id != user.pk:
+        session = ChatSession.objects.create(
+            id=uuid.uuid4(), user=user, agent=agent, title=scheduled.name[:200]
+        )
+        ScheduledPrompt.objects.filter(pk=scheduled.pk).update(session=session)
+    elif session.agent_id != agent.pk:  # the admin switched agents: the session follows
+        ChatSession.objects.filter(pk=session.pk).update(agent=agent)
+    message_id = uuid.uuid5(_IDS, f"{scheduled.pk}:{now:%Y-%m-%dT%H:%M}")
+    try:
+        sent = message_send(
+            user=user, session_id=session.id, message_id=message_id, text=scheduled.prompt
+        )
+    except AppError as exc:  # e.g. the previous scheduled turn is still running
+        return _record(scheduled, now, exc.code, exc.message)
+    _record(scheduled, now, "sent", "")
+    return "sent" if sent.created else "duplicate"
+
+
+def _record(scheduled: ScheduledPrompt, now: datetime, outcome: str, message: str) -> str:
+    ScheduledPrompt.objects.filter(pk=scheduled.pk).update(last_run_at=now, last_error=message)
+    return outcome

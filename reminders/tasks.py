@@ -1,0 +1,23 @@
+"""Celery tasks of reminders: thin wrappers that call a service."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from celery import shared_task
+from django.utils import timezone
+
+from reminders.dispatch import reminders_dispatch
+from reminders.services.schedules import scheduled_prompt_run
+
+
+@shared_task(name="reminders.dispatch", ignore_result=True)
+def dispatch_reminders() -> dict[str, int]:
+    """Beat-driven (every REMINDER_DISPATCH_SECONDS): send the reminders that are due."""
+    return asdict(reminders_dispatch())
+
+
+@shared_task(name="reminders.run_scheduled_prompt", ignore_result=True)
+def run_scheduled_prompt(scheduled_id: int) -> str:
+    """Beat-driven by a ScheduledPrompt's crontab: start that agent turn for its user."""
+    return scheduled_prompt_run(scheduled_id=scheduled_id, now=timezone.now())

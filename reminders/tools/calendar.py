@@ -1,0 +1,102 @@
+"""Calendar tools: get_day_schedule (a day's timeline) and find_free_slots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from agents.registry import ToolContext, tool
+from reminders.dates import parse_time
+from reminders.outcome import Outcome, error, success
+from reminders.selectors import day_free_slots, day_schedule, reminder_as_data, reminders_of
+from reminders.tools.common import DATE, TIME, BadArgument, planner_tool, read_date, user_clock
+
+
+@tool(
+    "get_day_schedule",
+    "The user's pending tasks on one day in time order (timed ones, parts of the day, then "
+    "any-time tasks), with that day's pending reminders.",
+    {"type": "object", "properties": {"date": DATE}, "additionalProperties": False},
+)
+@planner_tool
+def get_day_schedule(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """A day's timeline."""
+    when = user_clock(context)
+    day = read_date(args.get("date"), when)
+    items = day_schedule(user=context.user, day=day, zone=when.zone)
+    reminders = [
+        reminder_as_data(r, when.zone)
+        for r in reminders_of(user=context.user)
+        if r.remind_at.astimezone(when.zone).date() == day
+    ]
+    label = f"{day:%A %d %B %Y}"
+    if not items:
+        message = f"Nothing planned on {label}."
+    else:
+        message = f"{label}: " + "; ".join(f"{i['when']} {i['title']}" for i in items) + "."
+    return success(
+        message, date=day.isoformat(), timezone=str(when.zone), items=items, reminders=reminders
+    )
+
+
+@tool(
+    "find_free_slots",
+    "Free time on one day between the user's timed tasks, inside working hours "
+    "(default 09:00–18:00; today starts from now).",
+    {
+        "type": "object",
+        "properties": {
+            "date": DATE,
+            "day_start": TIME,
+            "day_end": TIME,
+            "min_minutes": {"type": "integer", "minimum": 5, "maximum": 720},
+        },
+        "additionalProperties": False,
+    },
+)
+@planner_tool
+def find_free_slots(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """Gaps of at least `min_minutes` (default 30)."""
+    when = user_clock(context)
+    day = read_date(args.get("date"), when)
+    try:
+        first = parse_time(args.get("day_start") or settings.REMINDER_DAY_START)
+        last = parse_time(args.get("day_end") or settings.REMINDER_DAY_END)
+    except ValueError as exc:
+        raise BadArgument(str(exc)) from exc
+    if last <= first:
+        return error("day_end must be after day_start.")
+    if day < when.today:
+        return error(f"{day:%A %d %B %Y} is in the past.")
+    minutes = args.get("min_minutes", 30)
+    slots = day_free_slots(
+        user=context.user,
+        day=day,
+        zone=when.zone,
+        now=when.now,
+        window=(first, last),
+        min_minutes=minutes,
+        task_minutes=settings.REMINDER_TASK_MINUTES,
+    )
+    window = f"between {first:%H:%M} and {last:%H:%M} on {day:%A %d %B %Y}"
+    data = [
+        {
+            "start": f"{a.astimezone(when.zone):%H:%M}",
+            "end": f"{b.astimezone(when.zone):%H:%M}",
+            "minutes": int((b - a).total_seconds() // 60),
+        }
+        for a, b in slots
+    ]
+    if not data and day == when.today and when.now.astimezone(when.zone).time() >= last:
+        return success(
+            f"The hours until {last:%H:%M} today are over.", date=day.isoformat(), slots=[]
+        )
+    if not data:
+        return success(
+            f"No free time of {minutes} minutes or more {window}: the day is full.",
+            date=day.isoformat(),
+            slots=[],
+        )
+    listed = ", ".join(f"{s['start']}–{s['end']}" for s in data)
+    return success(f"Free {window}: {listed}.", date=day.isoformat(), slots=data)

@@ -1,0 +1,144 @@
+"""Reminder tools: schedule_reminder (the time comes from the rules, never the model),
+list_reminders, cancel_reminder."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from agents.registry import ToolContext, tool
+from reminders import weather
+from reminders.models import Channel, Reminder, ReminderStatus, Task
+from reminders.outcome import Outcome, error, need_confirmation, success
+from reminders.selectors import reminder_as_data, reminders_of, task_lookup
+from reminders.services.reminders import reminder_cancel, reminder_schedule
+from reminders.tools.common import (
+    TASK_REF,
+    BadArgument,
+    UserClock,
+    find_task,
+    planner_tool,
+    user_clock,
+)
+from reminders.tools.weather import FORECAST_DAYS
+
+LIST_LIMIT = 50
+
+
+@tool(
+    "schedule_reminder",
+    "Schedule a reminder for a pending task (by task_id or title). The time is computed from "
+    "the task, in the user's timezone: a later day → 20:00 the day before; today with a time → "
+    "two hours before; today without one → 08:00; a time already past is refused. Give the "
+    "city where it happens to add weather advice (rain, snow, extreme temperatures).",
+    {
+        "type": "object",
+        "properties": {
+            **TASK_REF,
+            "city": {"type": "string", "minLength": 1, "maxLength": 100},
+            "by_email": {"type": "boolean", "description": "Also send it by email."},
+        },
+        "additionalProperties": False,
+    },
+    side_effect=True,
+)
+@planner_tool
+def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """Schedule the task's reminder (with the forecast when a city is given)."""
+    found = find_task(context, args)
+    if not isinstance(found, Task):
+        return found
+    when = user_clock(context)
+    forecast, note = None, ""
+    if args.get("city"):
+        try:
+            forecast = _forecast(args["city"], found, when)
+        except weather.WeatherError as exc:
+            if exc.code == "unknown_city":
+                return error(f"{exc} Check the city, or leave it out.", reason=exc.code)
+            note = f" (No weather advice: {exc})"
+        if forecast is None and not note:
+            note = " (No weather advice: the day is beyond the forecast range.)"
+    outcome = reminder_schedule(
+        user=context.user,
+        task=found,
+        zone=when.zone,
+        now=when.now,
+        forecast=forecast,
+        channel=Channel.EMAIL if args.get("by_email") else Channel.CHAT,
+    )
+    if note and outcome.status == "success":
+        return success(outcome.message + note, **outcome.data)
+    return outcome
+
+
+def _forecast(city: str, task: Task, when: UserClock) -> weather.Forecast | None:
+    if not when.today <= task.due_date < when.today + timedelta(days=FORECAST_DAYS):
+        return None
+    return weather.weather_provider().forecast(city, task.due_date)
+
+
+@tool(
+    "list_reminders",
+    "The user's reminders, soonest first (pending unless another status is asked).",
+    {
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["pending", "sent", "cancelled", "failed", "all"]}
+        },
+        "additionalProperties": False,
+    },
+)
+@planner_tool
+def list_reminders(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """List reminders (at most 50)."""
+    zone = user_clock(context).zone
+    status = args.get("status", ReminderStatus.PENDING)
+    reminders = reminders_of(user=context.user, status=None if status == "all" else status)
+    found = [reminder_as_data(r, zone) for r in reminders[:LIST_LIMIT]]
+    if not found:
+        return success(f"No {'' if status == 'all' else status + ' '}reminders.", reminders=[])
+    return success(f"{len(found)} reminder(s).", reminders=found)
+
+
+@tool(
+    "cancel_reminder",
+    "Cancel a pending reminder, by reminder_id or by its task's title. A reminder already sent "
+    "cannot be cancelled.",
+    {
+        "type": "object",
+        "properties": {
+            "reminder_id": {"type": "integer"},
+            "title": TASK_REF["title"],
+        },
+        "additionalProperties": False,
+    },
+    side_effect=True,
+)
+@planner_tool
+def cancel_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """Cancel one reminder (conditional on it still being pending)."""
+    zone = user_clock(context).zone
+    reminder_id = args.get("reminder_id")
+    if reminder_id is None:
+        title = (args.get("title") or "").strip()
+        if not title:
+            raise BadArgument("Give the reminder_id or words of its task's title.")
+        tasks = task_lookup(user=context.user, title=title)
+        matches = list(
+            reminders_of(user=context.user).filter(task__in=tasks).select_related("task")
+        )
+        if not matches:
+            return error(f"No pending reminder for a task matching “{title}”.")
+        if len(matches) > 1:
+            return need_confirmation(
+                f"{len(matches)} pending reminders match “{title}”; ask which one, then call "
+                "again with its reminder_id.",
+                candidates=[_candidate(r, zone) for r in matches[:10]],
+            )
+        reminder_id = matches[0].pk
+    return reminder_cancel(user=context.user, reminder_id=reminder_id, zone=zone)
+
+
+def _candidate(reminder: Reminder, zone: Any) -> dict[str, Any]:
+    return {**reminder_as_data(reminder, zone), "task": reminder.task.title}

@@ -1,0 +1,235 @@
+"""Task tools: create_task, query_tasks, modify_task, finish_task, remove_task."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date, datetime, time
+from typing import Any
+
+from agents.registry import ToolContext, tool
+from reminders.models import Task
+from reminders.outcome import Outcome, error, success
+from reminders.selectors import task_as_data, tasks_of
+from reminders.services.tasks import (
+    TaskFields,
+    task_create,
+    task_finish,
+    task_remove,
+    task_update,
+)
+from reminders.tools.common import (
+    DATE,
+    SEGMENT,
+    TASK_REF,
+    TIME,
+    BadArgument,
+    UserClock,
+    find_task,
+    planner_tool,
+    read_date,
+    read_time,
+    user_clock,
+)
+
+PRIORITY = {"type": "string", "enum": ["low", "normal", "high"]}
+CONFIRM = {
+    "type": "boolean",
+    "description": "Only after the user confirmed: save despite a past time or a conflict.",
+}
+QUERY_LIMIT = 50
+
+
+@tool(
+    "create_task",
+    "Add a task to the user's planner. Give exact start/end times or a part of the day. A time "
+    "already past asks for confirmation; overlaps and near-duplicate titles come back as a "
+    "conflict instead of being saved.",
+    {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "minLength": 1, "maxLength": 200},
+            "date": DATE,
+            "start": TIME,
+            "end": TIME,
+            "segment": SEGMENT,
+            "priority": PRIORITY,
+            "notes": {"type": "string", "maxLength": 2000},
+            "confirm": CONFIRM,
+        },
+        "required": ["title"],
+        "additionalProperties": False,
+    },
+    side_effect=True,
+)
+@planner_tool
+def create_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """Create a task for the user (date defaults to today)."""
+    when = user_clock(context)
+    fields = TaskFields(
+        title=args["title"],
+        day=read_date(args.get("date"), when),
+        start=read_time(args.get("start")),
+        end=read_time(args.get("end")),
+        segment=args.get("segment", ""),
+        priority=args.get("priority", "normal"),
+        notes=args.get("notes", ""),
+    )
+    return task_create(
+        user=context.user,
+        fields=fields,
+        zone=when.zone,
+        now=when.now,
+        confirm=bool(args.get("confirm")),
+    )
+
+
+@tool(
+    "query_tasks",
+    "List the user's tasks: by date or date range, status and title words.",
+    {
+        "type": "object",
+        "properties": {
+            "date": DATE,
+            "from": DATE,
+            "to": DATE,
+            "status": {"type": "string", "enum": ["pending", "done", "all"]},
+            "text": {"type": "string", "maxLength": 200},
+        },
+        "additionalProperties": False,
+    },
+)
+@planner_tool
+def query_tasks(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """The user's matching tasks in calendar order (at most 50)."""
+    when = user_clock(context)
+    first = last = read_date(args["date"], when) if args.get("date") else None
+    if args.get("from"):
+        first = read_date(args["from"], when)
+    if args.get("to"):
+        last = read_date(args["to"], when)
+    if first and last and last < first:
+        raise BadArgument("'to' is before 'from'.")
+    status = args.get("status", "pending")
+    tasks = tasks_of(
+        user=context.user,
+        status=None if status == "all" else status,
+        first_day=first,
+        last_day=last,
+        text=(args.get("text") or "").strip(),
+    )
+    total = tasks.count()
+    found = [task_as_data(task) for task in tasks[:QUERY_LIMIT]]
+    if not found:
+        return success("No tasks match.", tasks=[], total=0)
+    more = f" (showing the first {QUERY_LIMIT})" if total > QUERY_LIMIT else ""
+    return success(f"{total} task(s) found{more}.", tasks=found, total=total)
+
+
+@tool(
+    "modify_task",
+    "Change a pending task found by task_id or title: new title, date, times or part of the "
+    "day, priority or notes. Same checks as create_task; its reminder follows a new time.",
+    {
+        "type": "object",
+        "properties": {
+            **TASK_REF,
+            "new_title": {"type": "string", "minLength": 1, "maxLength": 200},
+            "date": DATE,
+            "start": TIME,
+            "end": TIME,
+            "segment": SEGMENT,
+            "any_time": {"type": "boolean", "description": "Drop the times and part of day."},
+            "priority": PRIORITY,
+            "notes": {"type": "string", "maxLength": 2000},
+            "confirm": CONFIRM,
+        },
+        "additionalProperties": False,
+    },
+    side_effect=True,
+)
+@planner_tool
+def modify_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """Apply the given changes to the one matching task."""
+    found = find_task(context, args)
+    if not isinstance(found, Task):
+        return found
+    when = user_clock(context)
+    fields = _changed(found, args, when)
+    if fields is None:
+        return error(
+            "Nothing to change: give new_title, date, start, end, segment, any_time, "
+            "priority or notes."
+        )
+    return task_update(
+        task=found, fields=fields, zone=when.zone, now=when.now, confirm=bool(args.get("confirm"))
+    )
+
+
+def _changed(task: Task, args: dict[str, Any], when: UserClock) -> TaskFields | None:
+    """The task's new state, or None when the arguments change nothing."""
+    keys = {"new_title", "date", "start", "end", "segment", "any_time", "priority", "notes"}
+    if not keys & set(args):
+        return None
+    fields = TaskFields(
+        task.title,
+        task.due_date,
+        task.start_time,
+        task.end_time,
+        task.segment,
+        task.priority,
+        task.notes,
+    )
+    if args.get("date"):
+        fields = replace(fields, day=read_date(args["date"], when))
+    if args.get("any_time"):
+        fields = replace(fields, start=None, end=None, segment="")
+    if args.get("segment"):
+        fields = replace(fields, start=None, end=None, segment=args["segment"])
+    if args.get("start"):
+        fields = replace(fields, start=read_time(args["start"]), end=_shifted_end(fields, args))
+        fields = replace(fields, segment="")
+    if args.get("end"):
+        fields = replace(fields, end=read_time(args["end"]))
+    for key, name in (("new_title", "title"), ("priority", "priority"), ("notes", "notes")):
+        if key in args:
+            fields = replace(fields, **{name: args[key]})
+    return fields
+
+
+def _shifted_end(fields: TaskFields, args: dict[str, Any]) -> time | None:
+    """A moved task keeps its length (if that still ends the same day)."""
+    if fields.start is None or fields.end is None or args.get("end"):
+        return None
+    length = datetime.combine(date.min, fields.end) - datetime.combine(date.min, fields.start)
+    moved = datetime.combine(date.min, read_time(args["start"])) + length
+    return moved.time() if moved.date() == date.min else None
+
+
+@tool(
+    "finish_task",
+    "Mark a pending task done (found by task_id or title); its pending reminders are cancelled.",
+    {"type": "object", "properties": TASK_REF, "additionalProperties": False},
+    side_effect=True,
+)
+@planner_tool
+def finish_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """Finish the one matching task."""
+    found = find_task(context, args)
+    if not isinstance(found, Task):
+        return found
+    return task_finish(task=found, now=user_clock(context).now)
+
+
+@tool(
+    "remove_task",
+    "Delete a pending task (found by task_id or title); its pending reminders are cancelled.",
+    {"type": "object", "properties": TASK_REF, "additionalProperties": False},
+    side_effect=True,
+)
+@planner_tool
+def remove_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
+    """Remove the one matching task."""
+    found = find_task(context, args)
+    if not isinstance(found, Task):
+        return found
+    return task_remove(task=found)

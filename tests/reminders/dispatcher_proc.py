@@ -1,0 +1,39 @@
+"""A dispatcher process for the multi-process tests: waits until the start time in argv[1],
+dispatches with batch size argv[2] until a pass finds nothing due, prints its stats as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.reminders.dispatch_settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from reminders.dispatch import DispatchStats, reminders_dispatch  # noqa: E402
+
+
+def main() -> None:
+    """Dispatch until nothing is left for this process."""
+    start_at, batch = float(sys.argv[1]), int(sys.argv[2])
+    print("ready", flush=True)
+    while time.time() < start_at:
+        time.sleep(0.001)
+    total = DispatchStats()
+    while True:
+        stats = reminders_dispatch(batch_size=batch, max_seconds=120)
+        total.add(stats)
+        if stats.batches == 0:
+            break
+    print(json.dumps(asdict(total)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

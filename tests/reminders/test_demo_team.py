@@ -1,0 +1,144 @@
+"""The demo planner team (seed_demo) and the offline model's planner rules, end to end."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import datetime
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from agents.demo import PLANNER_TEAM
+from agents.models import Agent
+from chat.services import message_send
+from delegation.models import FINAL_STATUSES, Run
+from reminders.models import Reminder, Task
+from reminders.offline_rules import PLANNER_RULES
+from tests.reminders.conftest import TAIPEI
+
+OWN_TOOLS = {
+    "tasks": {"create_task", "query_tasks", "modify_task", "finish_task", "remove_task"},
+    "calendar": {"get_day_schedule", "find_free_slots"},
+    "weather": {"get_weather"},
+    "reminders": {"schedule_reminder", "list_reminders", "cancel_reminder"},
+}
+
+
+def seed() -> None:
+    call_command("seed_demo", stdout=StringIO())
+
+
+@pytest.mark.django_db
+def test_the_entry_agent_delegates_to_planner_experts_holding_only_their_own_tools():
+    seed()
+    assistant = Agent.objects.get(name="assistant", is_entry=True)
+    assert set(PLANNER_TEAM) <= set(assistant.allowed_subagents.values_list("name", flat=True))
+    for name, tools in OWN_TOOLS.items():
+        expert = Agent.objects.get(name=name)
+        assert set(expert.tool_keys) == tools, name
+        assert expert.delegatable and expert.enabled and not expert.allowed_subagents.exists()
+
+
+@pytest.mark.django_db
+def test_an_older_demo_install_gets_the_new_experts_linked_once():
+    seed()
+    Agent.objects.filter(name__in=PLANNER_TEAM).delete()  # as before this team existed
+    assistant = Agent.objects.get(name="assistant")
+    assistant.allowed_subagents.remove(Agent.objects.get(name="archivist"))  # an admin's edit
+    seed()
+    linked = set(assistant.allowed_subagents.values_list("name", flat=True))
+    assert set(PLANNER_TEAM) <= linked and "archivist" not in linked
+    assistant.refresh_from_db()
+    assert assistant.version == 2 and "added experts" in assistant.revisions.first().comment
+    assistant.allowed_subagents.remove(Agent.objects.get(name="weather"))
+    seed()  # an expert the admin removed later is not forced back
+    assert "weather" not in set(assistant.allowed_subagents.values_list("name", flat=True))
+
+
+@pytest.mark.parametrize(
+    ("words", "key", "arguments"),
+    [
+        (
+            "add a task: pick someone up at the airport Saturday morning",
+            "create_task",
+            {"title": "pick someone up at the airport", "date": "saturday", "segment": "morning"},
+        ),
+        (
+            "添加任务：周末早上去机场接人",
+            "create_task",
+            {"title": "去机场接人", "date": "周末", "segment": "morning"},
+        ),
+        (
+            "add dentist tomorrow at 2:30 pm",
+            "create_task",
+            {"title": "dentist", "date": "tomorrow", "start": "14:30"},
+        ),
+        (
+            "添加 9点半 开会 明天",
+            "create_task",
+            {"title": "开会", "date": "明天", "start": "09:30"},
+        ),
+        ("show my tasks for tomorrow", "query_tasks", {"date": "tomorrow"}),
+        ("mark buy milk as done", "finish_task", {"title": "buy milk"}),
+        ("完成买牛奶", "finish_task", {"title": "买牛奶"}),
+        ("delete the task buy milk", "remove_task", {"title": "buy milk"}),
+        (
+            "move the airport task to sunday afternoon",
+            "modify_task",
+            {"title": "airport", "date": "sunday", "segment": "afternoon"},
+        ),
+        ("把买牛奶改到明天", "modify_task", {"title": "买牛奶", "date": "明天"}),
+        ("what is my schedule tomorrow", "get_day_schedule", {"date": "tomorrow"}),
+        ("when am I free on friday", "find_free_slots", {"date": "friday"}),
+        ("weather in Paris tomorrow", "get_weather", {"city": "Paris", "date": "tomorrow"}),
+        ("上海周末天气", "get_weather", {"city": "Shanghai", "date": "周末"}),
+        (
+            "remind me about the airport pickup in Taipei",
+            "schedule_reminder",
+            {"title": "airport pickup", "city": "Taipei"},
+        ),
+        ("提醒我去机场接人", "schedule_reminder", {"title": "去机场接人"}),
+        ("show my reminders", "list_reminders", {}),
+        ("cancel reminder #12", "cancel_reminder", {"reminder_id": 12}),
+        ("取消机场的提醒", "cancel_reminder", {"title": "机场"}),
+    ],
+)
+def test_offline_rules_read_arguments_from_words(words, key, arguments):
+    assert PLANNER_RULES[key](words) == arguments
+    first = next(k for k, rule in PLANNER_RULES.items() if rule(words) is not None)
+    assert first == key  # an agent holding every planner tool would pick this one
+
+
+@pytest.mark.parametrize("words", ["hello there", "what is 6*7?", "what time is it today?"])
+def test_offline_rules_stay_out_of_ordinary_messages(words):
+    assert all(rule(words) is None for rule in PLANNER_RULES.values())
+
+
+def turn(user, words: str) -> Run:
+    message_send(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=words)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        root = Run.objects.filter(parent=None, task=words).first()
+        if root is not None and root.status in FINAL_STATUSES:
+            return root
+        time.sleep(0.05)
+    raise AssertionError("the turn did not finish")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_offline_demo_team_plans_and_reminds(taipei_user, clock, fixed_weather, settings):
+    settings.DEFAULT_MODEL_PROVIDER = "offline"
+    seed()
+    fixed_weather["taipei"] = "rain"
+    added = turn(taipei_user, "add a task: pick up Anna at the airport Saturday morning")
+    assert "Created “pick up Anna at the airport” on Saturday 14 June 2025" in added.answer
+    assert Task.objects.get().segment == "morning"
+    reminded = turn(taipei_user, "remind me about the airport pickup in Taipei")
+    assert "Reminder set for Friday 13 June 20:00" in reminded.answer
+    reminder = Reminder.objects.get()
+    assert reminder.remind_at == datetime(2025, 6, 13, 20, tzinfo=TAIPEI)
+    assert "bring an umbrella" in reminder.content
+    forecast = turn(taipei_user, "what's the weather in Taipei on saturday?")
+    assert "Taipei on Saturday 14 June: rain" in forecast.answer

@@ -1,0 +1,176 @@
+"""Reminder tools: the time comes from the rules in the user's timezone, weather adds advice,
+and list/cancel see only the user's own reminders."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from reminders import weather
+from reminders.models import Channel, Reminder, ReminderStatus
+from tests.reminders.conftest import TAIPEI, call, user_in
+
+pytestmark = pytest.mark.django_db
+
+
+def task(user, title="Pick up Anna at the airport", **args):
+    return call(user, "create_task", title=title, confirm=True, **args)["data"]["task"]["id"]
+
+
+def schedule(user, **args):
+    return call(user, "schedule_reminder", **args)
+
+
+def test_a_later_day_is_reminded_at_20_the_evening_before(taipei_user, clock):
+    task_id = task(taipei_user, date="saturday", segment="morning")
+    result = schedule(taipei_user, task_id=task_id)
+    assert result["status"] == "success"
+    assert result["message"] == (
+        "Reminder set for Friday 13 June 20:00 (20:00 the day before, Asia/Taipei)."
+    )
+    reminder = Reminder.objects.get()
+    assert reminder.remind_at == reminder.due_at == datetime(2025, 6, 13, 20, tzinfo=TAIPEI)
+    assert reminder.status == ReminderStatus.PENDING and reminder.user == taipei_user
+    assert reminder.content == (
+        "Reminder: Pick up Anna at the airport — Saturday 14 June, morning (08:00–12:00)."
+    )
+    assert result["data"]["reminder"]["remind_at"] == "2025-06-13T20:00+08:00"
+
+
+def test_today_with_a_time_two_hours_before_and_without_at_8(taipei_user, clock):
+    timed = task(taipei_user, title="Call", start="15:00")
+    assert schedule(taipei_user, task_id=timed)["data"]["reminder"]["remind_at"] == (
+        "2025-06-11T13:00+08:00"
+    )
+    clock.at = datetime(2025, 6, 11, 7, 0, tzinfo=TAIPEI)
+    untimed = task(taipei_user, title="Buy milk")
+    assert schedule(taipei_user, task_id=untimed)["data"]["reminder"]["remind_at"] == (
+        "2025-06-11T08:00+08:00"
+    )
+
+
+def test_a_time_already_past_is_refused_with_the_reason(taipei_user, clock):
+    soon = task(taipei_user, title="Call", start="11:00")
+    result = schedule(taipei_user, task_id=soon)
+    assert result["status"] == "error"
+    assert "two hours before" in result["message"] and "already passed" in result["message"]
+    past = task(taipei_user, title="Old", date="yesterday")
+    assert "has passed" in schedule(taipei_user, task_id=past)["message"]
+    assert not Reminder.objects.exists()
+
+
+def test_bad_weather_adds_advice_to_the_content(taipei_user, clock, fixed_weather):
+    fixed_weather["taipei"] = "rain"
+    task_id = task(taipei_user, date="saturday", segment="morning")
+    result = schedule(taipei_user, task_id=task_id, city="台北")
+    content = Reminder.objects.get().content
+    assert "Weather in Taipei: rain" in content and "bring an umbrella" in content
+    assert result["data"]["weather"]["condition"] == "rain"
+
+
+def test_fair_weather_is_mentioned_without_advice(taipei_user, clock, fixed_weather):
+    fixed_weather["taipei"] = "clear"
+    schedule(taipei_user, task_id=task(taipei_user, date="saturday"), city="Taipei")
+    content = Reminder.objects.get().content
+    assert "Weather in Taipei: clear" in content and "umbrella" not in content
+
+
+def test_an_unknown_city_is_an_error_and_sets_nothing(taipei_user, clock, fixed_weather):
+    result = schedule(taipei_user, task_id=task(taipei_user, date="saturday"), city="Atlantis")
+    assert result["status"] == "error" and "Atlantis" in result["message"]
+    assert not Reminder.objects.exists()
+
+
+def test_weather_service_down_still_sets_the_reminder_and_says_so(taipei_user, clock, monkeypatch):
+    class Down:
+        name = "down"
+
+        def forecast(self, city, day):
+            raise weather.WeatherError("unavailable", "The weather service answered HTTP 503.")
+
+    monkeypatch.setattr(weather, "weather_provider", Down)
+    result = schedule(taipei_user, task_id=task(taipei_user, date="saturday"), city="Taipei")
+    assert result["status"] == "success" and "No weather advice" in result["message"]
+    assert "Weather" not in Reminder.objects.get().content
+
+
+def test_a_day_beyond_the_forecast_range_skips_weather(taipei_user, clock, fixed_weather):
+    result = schedule(taipei_user, task_id=task(taipei_user, date="2025-07-30"), city="Taipei")
+    assert result["status"] == "success" and "beyond the forecast range" in result["message"]
+
+
+def test_a_second_reminder_for_the_same_task_is_a_conflict(taipei_user, clock):
+    task_id = task(taipei_user, date="saturday")
+    schedule(taipei_user, task_id=task_id)
+    again = schedule(taipei_user, title="airport")
+    assert again["status"] == "conflict" and again["data"]["reminder"]["task_id"] == task_id
+    assert Reminder.objects.count() == 1
+
+
+def test_ambiguous_or_missing_task(taipei_user, clock):
+    task(taipei_user, title="Call mom", date="friday")
+    task(taipei_user, title="Call dad", date="friday")
+    assert schedule(taipei_user, title="call")["status"] == "need_confirmation"
+    assert schedule(taipei_user, title="dentist")["status"] == "error"
+    assert not Reminder.objects.exists()
+
+
+def test_by_email_sets_the_channel_and_warns_when_email_is_off(taipei_user, clock, settings):
+    settings.REMINDER_EMAIL_FROM = ""
+    result = schedule(taipei_user, task_id=task(taipei_user, date="saturday"), by_email=True)
+    assert Reminder.objects.get().channel == Channel.EMAIL
+    assert "chat only" in result["message"]
+
+
+def test_the_users_own_timezone_decides(db, clock):
+    clock.at = datetime(2025, 6, 13, 16, 0, tzinfo=UTC)  # Sat 01:00 Tokyo, Fri 09:00 LA
+    for zone, expected in [
+        ("Asia/Tokyo", "2025-06-14T08:00+09:00"),
+        ("America/Los_Angeles", "2025-06-13T20:00-07:00"),
+    ]:
+        user = user_in(zone)
+        result = schedule(user, task_id=task(user, date="saturday"))
+        assert result["data"]["reminder"]["remind_at"] == expected, zone
+
+
+def test_list_and_cancel_reminders(taipei_user, clock):
+    first = schedule(taipei_user, task_id=task(taipei_user, title="Airport", date="saturday"))
+    schedule(taipei_user, task_id=task(taipei_user, title="Dentist", date="friday"))
+    listed = call(taipei_user, "list_reminders")
+    assert [r["remind_at"][:16] for r in listed["data"]["reminders"]] == [
+        "2025-06-12T20:00",
+        "2025-06-13T20:00",
+    ]
+    cancelled = call(taipei_user, "cancel_reminder", title="dentist")
+    assert cancelled["status"] == "success"
+    assert call(taipei_user, "cancel_reminder", title="dentist")["status"] == "error"  # none left
+    reminder_id = first["data"]["reminder"]["id"]
+    assert call(taipei_user, "cancel_reminder", reminder_id=reminder_id)["status"] == "success"
+    again = call(taipei_user, "cancel_reminder", reminder_id=reminder_id)
+    assert again["status"] == "success" and "already cancelled" in again["message"]
+    assert call(taipei_user, "list_reminders")["message"] == "No pending reminders."
+    assert len(call(taipei_user, "list_reminders", status="all")["data"]["reminders"]) == 2
+    assert call(taipei_user, "cancel_reminder")["status"] == "error"
+
+
+def test_a_sent_reminder_cannot_be_cancelled(taipei_user, clock):
+    reminder_id = schedule(taipei_user, task_id=task(taipei_user, date="saturday"))["data"][
+        "reminder"
+    ]["id"]
+    Reminder.objects.filter(pk=reminder_id).update(status=ReminderStatus.SENT)
+    result = call(taipei_user, "cancel_reminder", reminder_id=reminder_id)
+    assert result["status"] == "error" and "already sent" in result["message"]
+    assert Reminder.objects.get().status == ReminderStatus.SENT
+
+
+def test_another_users_reminders_are_invisible(taipei_user, clock):
+    mallory = user_in("Asia/Taipei", "mallory")
+    reminder_id = schedule(taipei_user, task_id=task(taipei_user, date="saturday"))["data"][
+        "reminder"
+    ]["id"]
+    assert call(mallory, "list_reminders", status="all")["data"]["reminders"] == []
+    refused = call(mallory, "cancel_reminder", reminder_id=reminder_id)
+    assert refused["status"] == "error" and f"no reminder #{reminder_id}" in refused["message"]
+    assert schedule(mallory, title="airport")["status"] == "error"
+    assert Reminder.objects.get().status == ReminderStatus.PENDING
