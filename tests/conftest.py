@@ -10,12 +10,12 @@ from django.core.cache import cache
 
 from config import enqueue as enqueue_module
 from config import periodic
+from tests.factories import make_agent, make_user
+from tests.fake_openai import FakeOpenAI
 
 # Test modules import config.asgi, which would start the embedded timer (sweeper, reminder
 # dispatcher) inside pytest, acting on the test database behind the tests' backs.
 periodic.prevent_start()
-from tests.factories import make_agent, make_user
-from tests.fake_openai import FakeOpenAI
 
 
 @pytest.fixture(autouse=True)
