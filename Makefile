@@ -55,6 +55,7 @@ stack: install  ## the distributed stack locally: ASGI server + Celery worker + 
 bench: install
 	PG_URL=$(PG_URL) $(BIN)/python bench/turn.py
 	PG_URL=$(PG_URL) $(BIN)/python bench/delegation.py
+	$(BIN)/python bench/reminders.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
