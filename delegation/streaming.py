@@ -51,7 +51,12 @@ class MessageStream:
         self._flush(time.monotonic())
         self._save(status)
         self.emitter.emit(
-            "message.completed", self.message_id, text=self.text, status=status, usage=usage
+            "message.completed",
+            self.message_id,
+            text=self.text,
+            status=status,
+            usage=usage,
+            model=self.model_label,
         )
 
     def abandon(self) -> None:

@@ -185,6 +185,7 @@ export class Transcript {
     const node = this.textNode(ev.message_id, "agent", ev.run_id, ev.agent);
     node.text = ev.data.text ?? node.text;
     node.status = ev.data.status || "completed";
+    this.setModel(node, ev.data.model); // a page that missed message.started still labels it
     this.stick(() => this.paint(node));
     if (ev.agent?.depth === 0 && node.status === "completed") {
       this.hooks.announce(`${ev.agent.display_name}: ${node.text.slice(0, 300)}`);
