@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import subprocess
 import tempfile
 
 from harness import (
     SESSION,
     Servers,
     base_env,
+    distributed_env,
     manage,
     percentiles,
     queries_per_turn,
@@ -98,16 +97,7 @@ def main() -> None:
         modes["embedded"] = measure(embedded, options.turns, worker=False)
         queries = {d: queries_per_turn(embedded, f"go depth={d}") for d in DEPTHS}
     if not options.skip_distributed:
-        pg = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432/agent_platform")
-        subprocess.run(
-            ["createdb", "-h", "127.0.0.1", "-U", "postgres", "agent_platform_bench"],
-            capture_output=True,
-        )
-        distributed = {
-            **env,
-            "DATABASE_URL": pg.rsplit("/", 1)[0] + "/agent_platform_bench",
-            "REDIS_URL": "redis://127.0.0.1:6379/14",
-        }
+        distributed = distributed_env(env)
         modes["distributed"] = measure(distributed, options.turns, worker=True)
     fake.stop()
 

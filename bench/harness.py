@@ -59,6 +59,21 @@ def base_env(fake_base_url: str) -> dict[str, str]:
     return env
 
 
+def distributed_env(env: dict[str, str]) -> dict[str, str]:
+    """The environment of the distributed mode: its own Postgres database (created if missing)
+    and Redis db 14."""
+    pg = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432/agent_platform")
+    subprocess.run(
+        ["createdb", "-h", "127.0.0.1", "-U", "postgres", "agent_platform_bench"],
+        capture_output=True,
+    )
+    return {
+        **env,
+        "DATABASE_URL": pg.rsplit("/", 1)[0] + "/agent_platform_bench",
+        "REDIS_URL": "redis://127.0.0.1:6379/14",
+    }
+
+
 def manage(env: dict[str, str], *args: str) -> str:
     """Run a management command; its stdout."""
     return subprocess.run(

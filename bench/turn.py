@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import subprocess
 import tempfile
 
 from harness import (
     SESSION,
     Servers,
     base_env,
+    distributed_env,
     manage,
     percentiles,
     queries_per_turn,
@@ -88,16 +87,7 @@ def main() -> None:
         sqlite_queries = queries_per_turn(embedded, "what is 6*7?")
     pg_queries = None
     if not options.skip_distributed:
-        pg = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432/agent_platform")
-        subprocess.run(
-            ["createdb", "-h", "127.0.0.1", "-U", "postgres", "agent_platform_bench"],
-            capture_output=True,
-        )
-        distributed = {
-            **env,
-            "DATABASE_URL": pg.rsplit("/", 1)[0] + "/agent_platform_bench",
-            "REDIS_URL": "redis://127.0.0.1:6379/14",
-        }
+        distributed = distributed_env(env)
         rows.append(
             (
                 "distributed: daphne + Celery worker + Postgres + Redis",

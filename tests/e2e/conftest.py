@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from django.conf import settings
 
+from tests.postgres import other_sessions_closed
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -102,7 +104,7 @@ class Workers:
                     process.wait(timeout=15)
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
-        _wait_for_other_sessions_to_close()
+        other_sessions_closed()  # DROP DATABASE must not race a dead backend
 
 
 @pytest.fixture
@@ -194,25 +196,7 @@ def asgi_server(django_db_setup) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=15)
-        _wait_for_other_sessions_to_close()
-
-
-def _wait_for_other_sessions_to_close(timeout: float = 5) -> None:
-    """Postgres ends a dead client's backend a moment later; DROP DATABASE must not race it."""
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        return
-    deadline = time.monotonic() + timeout
-    with connection.cursor() as cursor:
-        while time.monotonic() < deadline:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid()"
-            )
-            if cursor.fetchone()[0] == 0:
-                return
-            time.sleep(0.05)
+        other_sessions_closed()  # DROP DATABASE must not race a dead backend
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -327,7 +311,7 @@ def start_asgi_server(django_db_setup) -> Iterator[Any]:
     finally:
         for server in servers:
             server.stop()
-        _wait_for_other_sessions_to_close()
+        other_sessions_closed()  # DROP DATABASE must not race a dead backend
 
 
 def phone(page: Any) -> None:

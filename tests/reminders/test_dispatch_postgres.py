@@ -25,6 +25,7 @@ from reminders.dispatch import reminder_claim_due, reminders_dispatch
 from reminders.models import Channel, Reminder, ReminderStatus
 from reminders.services.reminders import reminder_cancel
 from tests.e2e.conftest import ROOT, _database_url, require_distributed
+from tests.postgres import other_sessions_closed
 from tests.reminders.mailbox import mailbox_ids
 
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
@@ -105,17 +106,7 @@ def finish(process: subprocess.Popen) -> dict[str, int]:
 
 def wait_for_other_sessions_to_close(timeout: float = 10) -> None:
     """A killed client's backend ends (and its transaction rolls back) a moment later."""
-    deadline = time.monotonic() + timeout
-    with connection.cursor() as cursor:
-        while time.monotonic() < deadline:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid()"
-            )
-            if cursor.fetchone()[0] == 0:
-                return
-            time.sleep(0.05)
-    raise AssertionError("another session is still open")
+    assert other_sessions_closed(timeout), "another session is still open"
 
 
 def assert_each_sent_once(ids: list[int], mailed: list[int], *, late: bool | None = None) -> None:
