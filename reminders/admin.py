@@ -18,7 +18,7 @@ from reminders.services.reminders import (
     reminders_send_now,
 )
 from reminders.services.schedules import scheduled_prompt_delete, scheduled_prompt_save
-from reminders.services.tasks import task_finish, task_remove
+from reminders.services.todos import task_finish, task_remove
 
 
 @admin.register(Task)

@@ -1,2 +1,2 @@
-"""Writes of the planner: tasks (services.tasks), reminders (services.reminders) and scheduled
+"""Writes of the planner: to-do tasks (services.todos), reminders (services.reminders) and scheduled
 agent runs (services.schedules)."""

@@ -10,7 +10,7 @@ from agents.registry import ToolContext, tool
 from reminders.models import Task
 from reminders.outcome import Outcome, error, success
 from reminders.selectors import task_as_data, tasks_of
-from reminders.services.tasks import (
+from reminders.services.todos import (
     TaskFields,
     task_create,
     task_finish,
