@@ -6,22 +6,56 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from celery import Task
 from django.conf import settings
 from django.db import close_old_connections, transaction
+from kombu.exceptions import OperationalError
+
+from config.celery_app import app
 
 logger = logging.getLogger(__name__)
 
 _pool: ThreadPoolExecutor | None = None
 
 
-def enqueue(task: Any, *args: Any) -> None:
-    """Run `task(*args)` in the background once the current transaction commits."""
+def enqueue(task: Task | str, *args: Any) -> None:
+    """Run `task(*args)` in the background once the current transaction commits.
+
+    `task` is a Celery task or the name it is registered under, so a lower layer can start a
+    higher layer's task without importing it.
+    """
+    if isinstance(task, str):
+        task = task_by_name(task)
     if settings.TASKS_RUN_SYNC:
         transaction.on_commit(lambda: task.apply(args=args))
     elif settings.CELERY_BROKER_URL:
-        task.delay_on_commit(*args)
+        transaction.on_commit(lambda: _send(task, args))
     else:
         transaction.on_commit(lambda: _in_process_pool().submit(_run_in_thread, task, args))
+
+
+def task_by_name(name: str) -> Task:
+    """The Celery task registered as `name` (the apps' tasks modules are imported on first use)."""
+    if name not in app.tasks:
+        # Import every installed app's tasks.py now (a worker does this at start; a web process
+        # never does). Not loader.import_default_modules(): its Django fix-up re-runs setup().
+        app.autodiscover_tasks(force=True)
+    try:
+        return app.tasks[name]
+    except KeyError:
+        raise LookupError(f"no Celery task is registered as {name!r}") from None
+
+
+def _send(task: Task, args: tuple[Any, ...]) -> None:
+    """Publish to the broker; an outage is logged, not raised into the caller's turn.
+
+    The row the task works on stays queued, and the sweeper re-sends runs queued longer than
+    QUEUED_STALE_SECONDS once the broker is back.
+    """
+    try:
+        task.apply_async(args=args)
+    except OperationalError as exc:
+        logger.warning("broker unavailable, %s%r left for the sweeper: %s", task.name, args, exc)
 
 
 def _in_process_pool() -> ThreadPoolExecutor:
@@ -33,7 +67,7 @@ def _in_process_pool() -> ThreadPoolExecutor:
     return _pool
 
 
-def _run_in_thread(task: Any, args: tuple[Any, ...]) -> None:
+def _run_in_thread(task: Task, args: tuple[Any, ...]) -> None:
     """Run one task body the way a worker would: fresh DB connections, errors logged not lost."""
     close_old_connections()
     try:
