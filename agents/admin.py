@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from agents.forms import AgentForm
-from agents.models import Agent, AgentRevision
+from agents.forms import STALE_LABEL, AgentForm
+from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision
 from agents.selectors import agent_revisions, revision_diff
-from agents.services import agent_revision_record, agent_revision_restore, agent_set_entry
+from agents.services import agent_revision_restore, agent_save
+from agents.validation import stale_tool_keys
 
 
 @admin.register(Agent)
@@ -73,17 +75,35 @@ class AgentAdmin(admin.ModelAdmin):
             '<a href="{}">{} revision(s): diff and restore</a>', url, obj.revisions.count()
         )
 
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """Warns, when the page is shown, about tool keys removed from the code."""
+        agent = Agent.objects.filter(pk=object_id).first() if object_id.isdigit() else None
+        stale = stale_tool_keys(agent.tool_keys) if agent is not None else []
+        if stale and request.method == "GET":
+            messages.warning(
+                request,
+                f"This agent lists tools {STALE_LABEL}: {', '.join(stale)}. They are skipped "
+                "at run time and shown unticked under Tools: saving removes them unless you "
+                "tick them.",
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
+
     def save_model(self, request: HttpRequest, obj: Agent, form: Any, change: bool) -> None:
-        """Saving an entry agent clears the flag on the previous one."""
-        if obj.is_entry:
-            agent_set_entry(agent=obj)
-        super().save_model(request, obj, form, change)
+        """Save through agent_save: entry flag, sub-agents, version and revision, all or nothing."""
+        data = {f: form.cleaned_data[f] for f in AGENT_EDITABLE_FIELDS if f in form.cleaned_data}
+        changed = ", ".join(form.changed_data) if change else "created"
+        agent_save(agent=obj, data=data, user=request.user, comment=f"Admin: {changed}")
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
-        """Record a revision once sub-agents are saved too (the whole save is one transaction)."""
-        super().save_related(request, form, formsets, change)
-        changed = ", ".join(form.changed_data) if change else "created"
-        agent_revision_record(agent=form.instance, user=request.user, comment=f"Admin: {changed}")
+        """Sub-agents were saved with the agent by agent_save; only inline formsets are left."""
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
 
     def get_urls(self) -> list[Any]:
         """Adds the revisions page and the restore action."""
@@ -127,7 +147,12 @@ class AgentAdmin(admin.ModelAdmin):
         revision = get_object_or_404(AgentRevision, agent=agent, version=version)
         if request.method != "POST" or not self.has_change_permission(request, agent):
             return HttpResponseRedirect(reverse("admin:agents_agent_revisions", args=[agent_id]))
-        new = agent_revision_restore(revision=revision, user=request.user)
+        try:
+            new = agent_revision_restore(revision=revision, user=request.user)
+        except ValidationError as exc:
+            problems = "; ".join(f"{field}: {' '.join(m)}" for field, m in exc.message_dict.items())
+            messages.error(request, f"Version {version} cannot be restored: {problems}")
+            return HttpResponseRedirect(reverse("admin:agents_agent_revisions", args=[agent_id]))
         messages.success(request, f"Restored version {version} as version {new.version}.")
         return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[agent_id]))
 

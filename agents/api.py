@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
+from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,11 +16,16 @@ from agents.models import Agent
 from agents.registry import all_tools
 from agents.selectors import agent_usable_by, agents_usable_by
 from agents.serializers import AgentSerializer, AgentSummarySerializer, ToolSerializer
-from agents.services import agent_revision_record
-from chat.serializers import ErrorSerializer
+from agents.services import agent_save, validation_errors_by_field
+from config.api_errors import ERRORS
 from config.errors import NotFound
 
-ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 429)}
+# Staff read the full definition, everyone else the summary: the schema says "one of the two".
+AGENT_DETAIL = PolymorphicProxySerializer(
+    component_name="AgentDetail",
+    serializers=[AgentSerializer, AgentSummarySerializer],
+    resource_type_field_name=None,
+)
 
 
 def access_agent(user: Any, name: str) -> Agent:
@@ -33,18 +38,12 @@ def access_agent(user: Any, name: str) -> Agent:
     return agent
 
 
-@transaction.atomic
-def agent_save_from_api(*, serializer: AgentSerializer, user: Any) -> Agent:
-    """Save through the API as admin does: one entry agent, a revision per save."""
-    if serializer.validated_data.get("is_entry"):
-        current = serializer.instance
-        Agent.objects.filter(is_entry=True).exclude(pk=getattr(current, "pk", None)).update(
-            is_entry=False
-        )
-    agent = serializer.save()
-    agent_revision_record(agent=agent, user=user, comment="API")
-    agent.refresh_from_db()
-    return agent
+def agent_save_from_api(*, agent: Agent | None, data: dict[str, Any], user: Any) -> Agent:
+    """Save through the one agent service; its rule violations become the API's 400."""
+    try:
+        return agent_save(agent=agent, data=data, user=user, comment="API")
+    except DjangoValidationError as exc:
+        raise serializers.ValidationError(validation_errors_by_field(exc)) from exc
 
 
 class AgentListView(APIView):
@@ -70,7 +69,7 @@ class AgentListView(APIView):
         self.check_staff(request)
         serializer = AgentSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        agent = agent_save_from_api(serializer=serializer, user=request.user)
+        agent = agent_save_from_api(agent=None, data=serializer.validated_data, user=request.user)
         return Response(AgentSerializer(agent).data, status=status.HTTP_201_CREATED)
 
     def check_staff(self, request: Request) -> None:
@@ -82,7 +81,7 @@ class AgentListView(APIView):
 class AgentDetailView(APIView):
     """One agent: read it (if usable), or (staff) update or disable it."""
 
-    @extend_schema(operation_id="agents_retrieve", responses={200: AgentSerializer, **ERRORS})
+    @extend_schema(operation_id="agents_retrieve", responses={200: AGENT_DETAIL, **ERRORS})
     def get(self, request: Request, name: str) -> Response:
         """The agent; full definition for staff, summary for others."""
         agent = access_agent(request.user, name)
@@ -101,9 +100,8 @@ class AgentDetailView(APIView):
         agent = access_agent(request.user, name)
         serializer = AgentSerializer(agent, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        return Response(
-            AgentSerializer(agent_save_from_api(serializer=serializer, user=request.user)).data
-        )
+        agent = agent_save_from_api(agent=agent, data=serializer.validated_data, user=request.user)
+        return Response(AgentSerializer(agent).data)
 
 
 class AvailableAgentsView(APIView):

@@ -6,10 +6,14 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.forms.models import construct_instance
 
 from agents.models import AGENT_EDITABLE_FIELDS, Agent
 from agents.registry import all_tools
-from agents.validation import agent_validate, tags_from_text, tags_to_text
+from agents.services import agent_check
+from agents.validation import stale_tool_keys, tags_from_text, tags_to_text
+
+STALE_LABEL = "removed from code"
 
 
 def tool_choices() -> list[tuple[str, str]]:
@@ -20,8 +24,17 @@ def tool_choices() -> list[tuple[str, str]]:
     ]
 
 
+def stale_choices(keys: list[str]) -> list[tuple[str, str]]:
+    """Stale tool keys as checkbox choices that say the tool is gone."""
+    return [(key, f"{key}: {STALE_LABEL} (skipped at run time)") for key in keys]
+
+
 class AgentForm(forms.ModelForm):
-    """Edits an agent; refuses unknown tools, self-delegation, bad limits and model settings."""
+    """Edits an agent; refuses unknown tools, self-delegation, bad limits and model settings.
+
+    Tool keys the agent still lists but the code no longer registers are offered unticked and
+    labelled "removed from code": saving removes them unless an admin ticks one to keep it.
+    """
 
     tool_keys = forms.MultipleChoiceField(
         choices=tool_choices,
@@ -42,37 +55,39 @@ class AgentForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.stale_tool_keys: list[str] = []
         if self.instance.pk:
             self.initial["tags"] = tags_to_text(self.instance.tags)
             subagents = self.fields.get("allowed_subagents")
             if subagents is not None:
                 subagents.queryset = Agent.objects.exclude(pk=self.instance.pk)
-
-    def _get_validation_exclusions(self) -> set[str]:
-        """Leave is_entry out of model validation: saving an entry agent moves the flag to it
-        (AgentAdmin.save_model), so the one-entry constraint must not refuse the form first."""
-        return {*super()._get_validation_exclusions(), "is_entry"}
+            self.stale_tool_keys = stale_tool_keys(self.instance.tool_keys)
+        tools = self.fields.get("tool_keys")
+        if tools is not None and self.stale_tool_keys:
+            tools.choices = [*tool_choices(), *stale_choices(self.stale_tool_keys)]
+            self.initial["tool_keys"] = [
+                key for key in self.instance.tool_keys if key not in self.stale_tool_keys
+            ]
+            tools.help_text = (
+                f"Tools {STALE_LABEL}: {', '.join(self.stale_tool_keys)}. They are skipped at "
+                "run time; saving removes them unless you tick them."
+            )
 
     def clean_tags(self) -> list[str]:
         """Tags as a list."""
         return tags_from_text(self.cleaned_data.get("tags") or "")
 
-    def clean(self) -> dict[str, Any]:
-        """Cross-field rules shared with the API (agents.validation)."""
-        data = super().clean()
-        subagents = data.get("allowed_subagents")
+    def _post_clean(self) -> None:
+        """Model and cross-field rules come from the save service's own check, so the form and
+        the API refuse the same definitions (the entry flag is not a rule: saving moves it)."""
         try:
-            agent_validate(
-                agent_pk=self.instance.pk,
-                tool_keys=list(data.get("tool_keys") or []),
-                allowed_subagent_pks=[a.pk for a in subagents] if subagents is not None else [],
-                provider=data.get("provider") or "default",
-                model=data.get("model") or "",
-                access_permission=data.get("access_permission") or "",
-                is_entry=bool(data.get("is_entry")),
-                enabled=bool(data.get("enabled")),
+            self.instance = construct_instance(
+                self, self.instance, self._meta.fields, self._meta.exclude
+            )
+            agent_check(
+                agent=self.instance,
+                subagents=self.cleaned_data.get("allowed_subagents"),
+                exclude=self._get_validation_exclusions(),
             )
         except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                self.add_error(field if field in self.fields else None, messages)
-        return data
+            self._update_errors(exc)

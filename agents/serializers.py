@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import Group
-from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, Provider
-from agents.validation import agent_validate
+from agents.validation import stale_tool_keys
 from config.api_fields import StrictCharField, StrictModelSerializer, StrictSlugRelatedField
 
 
@@ -32,7 +30,8 @@ class AgentSummarySerializer(serializers.ModelSerializer):
 
 
 class AgentSerializer(StrictModelSerializer):
-    """The full definition, as staff edit it; same rules as the admin form."""
+    """The full definition, as staff edit it. This checks shapes only: the rules (the admin
+    form's) run in agents.services.agent_save, which the API view calls."""
 
     tags = serializers.ListField(
         child=StrictCharField(max_length=60), required=False, max_length=50
@@ -47,37 +46,28 @@ class AgentSerializer(StrictModelSerializer):
         slug_field="name", required=False, allow_null=True, queryset=Group.objects.all()
     )
     provider = serializers.ChoiceField(choices=Provider.choices, required=False)
+    stale_tool_keys = serializers.SerializerMethodField(
+        help_text="Tool keys in `tool_keys` that the code no longer registers: skipped at run "
+        "time, kept until removed. Adding a new unknown key is refused."
+    )
 
     class Meta:
         model = Agent
-        fields = [*AGENT_EDITABLE_FIELDS, "version", "created_at", "updated_at"]
+        fields = [
+            *AGENT_EDITABLE_FIELDS,
+            "stale_tool_keys",
+            "version",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = ["version", "created_at", "updated_at"]
+        # Not the one-entry-agent constraint's validator: saving an entry agent moves the flag.
+        extra_kwargs = {"is_entry": {"validators": []}}
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        """The cross-field rules of agents.validation."""
-
-        def value(name: str, default: Any) -> Any:
-            if name in attrs:
-                return attrs[name]
-            return getattr(self.instance, name, default) if self.instance else default
-
-        subagents = attrs.get("allowed_subagents")
-        if subagents is None and self.instance is not None:
-            subagents = list(self.instance.allowed_subagents.all())
-        try:
-            agent_validate(
-                agent_pk=self.instance.pk if self.instance else None,
-                tool_keys=list(value("tool_keys", [])),
-                allowed_subagent_pks=[a.pk for a in subagents or []],
-                provider=value("provider", "default"),
-                model=value("model", ""),
-                access_permission=value("access_permission", ""),
-                is_entry=bool(value("is_entry", False)),
-                enabled=bool(value("enabled", True)),
-            )
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.message_dict) from exc
-        return attrs
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_stale_tool_keys(self, agent: Agent) -> list[str]:
+        """Listed tool keys the code no longer registers (skipped at run time)."""
+        return stale_tool_keys(agent.tool_keys)
 
 
 class ToolSerializer(serializers.Serializer):

@@ -1,13 +1,17 @@
-"""Writes to agent definitions: versioned revisions and restoring them."""
+"""Writes to agent definitions: one save path (rules, entry flag, version, revision), restore."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from django.contrib.auth.models import Group
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import transaction
 from django.db.models import F
 
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision
+from agents.validation import agent_validate
 
 SNAPSHOT_FIELDS = [
     f for f in AGENT_EDITABLE_FIELDS if f not in ("allowed_subagents", "access_group")
@@ -20,6 +24,91 @@ def agent_snapshot(*, agent: Agent) -> dict[str, Any]:
     data["allowed_subagents"] = sorted(agent.allowed_subagents.values_list("name", flat=True))
     data["access_group"] = agent.access_group.name if agent.access_group_id else None
     return data
+
+
+def agent_check(
+    *, agent: Agent, subagents: Iterable[Agent] | None = None, exclude: Collection[str] = ()
+) -> None:
+    """Every rule an unsaved definition must pass, as one ValidationError keyed by field.
+
+    In order: field values and the unique name (model validation), then the cross-field rules
+    of agents.validation. The one-entry-agent constraint is not a rule here: saving an entry
+    agent moves the flag to it (`agent_save`). `exclude` names fields a form already refused.
+    """
+    errors: dict[str, Any] = {}
+    try:
+        agent.full_clean(exclude=[*exclude, "is_entry"])
+    except ValidationError as exc:
+        errors = exc.update_error_dict(errors)
+    if subagents is None:
+        subagents = agent.allowed_subagents.all() if agent.pk else []
+    stored = Agent.objects.filter(pk=agent.pk).values_list("tool_keys", flat=True).first()
+    try:
+        agent_validate(
+            agent_pk=agent.pk,
+            tool_keys=list(agent.tool_keys or []),
+            allowed_subagent_pks=[a.pk for a in subagents],
+            provider=agent.provider,
+            model=agent.model,
+            access_permission=agent.access_permission,
+            is_entry=agent.is_entry,
+            enabled=agent.enabled,
+            stored_tool_keys=list(stored or []),
+        )
+    except ValidationError as exc:
+        errors = exc.update_error_dict(errors)
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def agent_save(
+    *, agent: Agent | None, data: Mapping[str, Any], user: Any = None, comment: str = ""
+) -> Agent:
+    """Create (`agent=None`) or change an agent, all or nothing: check every rule, move the
+    entry flag to it if it is the entry agent, save, bump the version and store a revision.
+
+    `data` maps editable fields to values (`allowed_subagents`: agents, `access_group`: a group
+    or None); fields it leaves out keep their value. Raises ValidationError keyed by field.
+    """
+    unknown = set(data) - set(AGENT_EDITABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"not editable agent fields: {sorted(unknown)}")
+    agent = agent if agent is not None else Agent()
+    for field, value in data.items():
+        if field != "allowed_subagents":
+            setattr(agent, field, value)
+    subagents = list(data["allowed_subagents"]) if "allowed_subagents" in data else None
+    agent_check(agent=agent, subagents=subagents)
+    if agent.is_entry:
+        _entry_move_to(agent=agent, user=user)
+    agent.save()
+    if subagents is not None:
+        agent.allowed_subagents.set(subagents)
+    agent_revision_record(agent=agent, user=user, comment=comment)
+    return agent
+
+
+def _entry_move_to(*, agent: Agent, user: Any) -> None:
+    """Clear the entry flag of every other agent (a new version of each) before `agent` takes it."""
+    # Locking the current entry makes a concurrent switch wait for this one; the second query is
+    # a new statement, so it also sees an entry agent that such a switch committed meanwhile.
+    list(Agent.objects.select_for_update().filter(is_entry=True).exclude(pk=agent.pk))
+    previous = list(Agent.objects.select_for_update().filter(is_entry=True).exclude(pk=agent.pk))
+    if not previous:
+        return
+    Agent.objects.filter(pk__in=[a.pk for a in previous]).update(is_entry=False)
+    for old in previous:
+        old.is_entry = False
+        agent_revision_record(agent=old, user=user, comment=f"Entry agent is now {agent.name}.")
+
+
+def validation_errors_by_field(exc: ValidationError) -> dict[str, list[str]]:
+    """A ValidationError's messages by field, with non-field ones under `non_field_errors`."""
+    return {
+        ("non_field_errors" if field == NON_FIELD_ERRORS else field): messages
+        for field, messages in exc.message_dict.items()
+    }
 
 
 @transaction.atomic
@@ -38,27 +127,19 @@ def agent_revision_record(*, agent: Agent, user: Any = None, comment: str = "") 
 
 @transaction.atomic
 def agent_revision_restore(*, revision: AgentRevision, user: Any = None) -> AgentRevision:
-    """Make the agent as it was in `revision`, recorded as a new revision."""
-    from django.contrib.auth.models import Group
-
+    """Make the agent as it was in `revision`, through `agent_save` (so with today's rules),
+    recorded as a new revision. Raises ValidationError if that definition is no longer valid."""
     agent = Agent.objects.select_for_update().get(pk=revision.agent_id)
     snapshot = revision.snapshot
-    for field in SNAPSHOT_FIELDS:
-        if field in snapshot and field != "name":
-            setattr(agent, field, snapshot[field])
+    data: dict[str, Any] = {
+        field: snapshot[field] for field in SNAPSHOT_FIELDS if field in snapshot and field != "name"
+    }
     group_name = snapshot.get("access_group")
-    agent.access_group = Group.objects.filter(name=group_name).first() if group_name else None
-    if agent.is_entry:
-        Agent.objects.filter(is_entry=True).exclude(pk=agent.pk).update(is_entry=False)
-    agent.save()
-    agent.allowed_subagents.set(
-        Agent.objects.filter(name__in=snapshot.get("allowed_subagents", [])).exclude(pk=agent.pk)
+    data["access_group"] = Group.objects.filter(name=group_name).first() if group_name else None
+    data["allowed_subagents"] = Agent.objects.filter(
+        name__in=snapshot.get("allowed_subagents", [])
+    ).exclude(pk=agent.pk)
+    agent = agent_save(
+        agent=agent, data=data, user=user, comment=f"Restored from version {revision.version}."
     )
-    return agent_revision_record(
-        agent=agent, user=user, comment=f"Restored from version {revision.version}."
-    )
-
-
-def agent_set_entry(*, agent: Agent) -> None:
-    """Make `agent` the one entry agent (clears the flag elsewhere first)."""
-    Agent.objects.filter(is_entry=True).exclude(pk=agent.pk).update(is_entry=False)
+    return agent.revisions.get(version=agent.version)

@@ -21,10 +21,16 @@ def agent_validate(
     access_permission: str,
     is_entry: bool,
     enabled: bool,
+    stored_tool_keys: list[str] | None = None,
 ) -> None:
-    """Raise ValidationError (keyed by field) for a definition that cannot run as configured."""
+    """Raise ValidationError (keyed by field) for a definition that cannot run as configured.
+
+    A key the code no longer registers may stay where it is already stored (`stored_tool_keys`):
+    it is skipped at run time and shown as stale, so it must not block unrelated edits.
+    """
     errors: dict[str, list[str]] = {}
-    unknown = unknown_keys(tool_keys)
+    kept = set(stored_tool_keys or [])
+    unknown = [key for key in unknown_keys(tool_keys) if key not in kept]
     if unknown:
         errors.setdefault("tool_keys", []).append(
             f"Unknown tool key(s): {', '.join(unknown)}. Only tools registered in code may be used."
@@ -44,6 +50,11 @@ def agent_validate(
         errors.setdefault("enabled", []).append("The entry agent must be enabled.")
     if errors:
         raise ValidationError(errors)
+
+
+def stale_tool_keys(tool_keys: list[str]) -> list[str]:
+    """Stored tool keys that no code registers any more (removed from the code)."""
+    return unknown_keys(list(tool_keys or []))
 
 
 def _permission_exists(dotted: str) -> bool:

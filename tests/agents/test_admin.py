@@ -325,3 +325,67 @@ def test_staff_without_change_permission_cannot_restore(client, helper):
     helper.refresh_from_db()
     assert helper.system_prompt == "Changed." and helper.version == 2
     assert helper.revisions.count() == 2
+
+
+def test_switching_the_entry_agent_records_a_revision_of_the_previous_one(admin_client, helper):
+    first = make_agent("first", is_entry=True)
+    response = admin_client.post(change_url(helper), agent_data(helper, is_entry=True))
+    assert response.status_code == 302, form_errors(response)
+    first.refresh_from_db()
+    assert first.version == 2 and first.revisions.first().snapshot["is_entry"] is False
+    assert first.revisions.first().comment == "Entry agent is now helper."
+
+
+def test_an_invalid_entry_switch_leaves_the_flag_where_it_was(admin_client, helper):
+    make_agent("first", is_entry=True)
+    response = admin_client.post(change_url(helper), agent_data(helper, is_entry=True, max_steps=0))
+    assert "max_steps" in form_errors(response)
+    assert list(Agent.objects.filter(is_entry=True).values_list("name", flat=True)) == ["first"]
+
+
+@pytest.fixture
+def stale_helper(helper) -> Agent:
+    """`helper` still listing `gone_tool`, a tool the code no longer registers."""
+    Agent.objects.filter(pk=helper.pk).update(tool_keys=["calculate", "gone_tool"])
+    return Agent.objects.get(pk=helper.pk)
+
+
+def test_stale_tool_keys_show_as_a_warning_and_unticked_boxes(admin_client, stale_helper):
+    html = admin_client.get(change_url(stale_helper)).content.decode()
+    assert "This agent lists tools removed from code: gone_tool." in html
+    assert 'type="checkbox" name="tool_keys" value="gone_tool"' in html
+    assert "gone_tool: removed from code" in html
+    assert 'value="gone_tool" id="id_tool_keys_' in html  # rendered without `checked`
+    assert 'value="calculate" id="id_tool_keys_0" checked' in html.replace("\n", "")
+
+
+def test_saving_with_the_stale_box_unticked_removes_the_key(admin_client, stale_helper):
+    data = agent_data(stale_helper, system_prompt="Changed.", tool_keys=["calculate"])
+    response = admin_client.post(change_url(stale_helper), data)
+    assert response.status_code == 302, form_errors(response)
+    stale_helper.refresh_from_db()
+    assert stale_helper.tool_keys == ["calculate"] and stale_helper.system_prompt == "Changed."
+
+
+def test_a_ticked_stale_key_may_stay_but_a_new_unknown_one_may_not(admin_client, stale_helper):
+    kept = agent_data(stale_helper, max_steps=5, tool_keys=["calculate", "gone_tool"])
+    response = admin_client.post(change_url(stale_helper), kept)
+    assert response.status_code == 302, form_errors(response)
+    assert Agent.objects.get(pk=stale_helper.pk).tool_keys == ["calculate", "gone_tool"]
+
+    added = agent_data(stale_helper, tool_keys=["calculate", "gone_tool", "rm_rf"])
+    errors = form_errors(admin_client.post(change_url(stale_helper), added))
+    assert any("rm_rf is not one of the available" in e for e in errors["tool_keys"]), errors
+
+
+def test_restoring_a_revision_that_no_longer_validates_says_why(admin_client, helper):
+    AgentRevision.objects.filter(agent=helper, version=1).update(
+        snapshot={**agent_snapshot(agent=helper), "tool_keys": ["gone_tool"]}
+    )
+    admin_client.post(change_url(helper), agent_data(helper, system_prompt="Changed."))
+    response = admin_client.post(restore_url(helper, 1), follow=True)
+    assert "Version 1 cannot be restored: tool_keys: Unknown tool key(s): gone_tool" in (
+        response.content.decode()
+    )
+    helper.refresh_from_db()
+    assert helper.system_prompt == "Changed." and helper.version == 2
