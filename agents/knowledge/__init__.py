@@ -1,0 +1,1 @@
+"""Knowledge bases per expert agent: documents, chunks, CJK-aware retrieval and the kb tools."""

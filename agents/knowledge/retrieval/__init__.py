@@ -1,0 +1,111 @@
+"""Retrieval: one service over the database's lexical backend, fused with dense vectors when
+EMBEDDINGS_MODEL is set. Callers pass knowledge bases already filtered by access."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+
+from agents.knowledge.models import Chunk
+from agents.knowledge.retrieval import dense
+from agents.knowledge.retrieval.base import Hit, LexicalBackend
+from agents.knowledge.retrieval.postgres import PostgresBackend
+from agents.knowledge.retrieval.sqlite import SQLiteBackend
+from agents.knowledge.text import coverage, query_terms
+from config.errors import AppError
+
+logger = logging.getLogger(__name__)
+
+_BACKENDS: dict[str, LexicalBackend] = {"sqlite": SQLiteBackend(), "postgresql": PostgresBackend()}
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved chunk with what a citation needs."""
+
+    document_id: int
+    title: str
+    version: int
+    chunk_id: int
+    heading_path: list[str]
+    score: float
+    text: str
+    effective_date: date
+    kb: str
+    coverage: float  # share of the query's terms the passage contains
+
+    def as_dict(self) -> dict:
+        """The JSON-ready form tools return."""
+        return {**self.__dict__, "effective_date": self.effective_date.isoformat()}
+
+
+def lexical_backend() -> LexicalBackend:
+    """The lexical backend of the database in use."""
+    try:
+        return _BACKENDS[connection.vendor]
+    except KeyError:
+        raise ImproperlyConfigured(
+            f"knowledge search supports SQLite and Postgres, not {connection.vendor}"
+        ) from None
+
+
+def validate_query(query: str) -> str:
+    """The trimmed query, or an AppError when it is empty or over KNOWLEDGE_MAX_QUERY_CHARS."""
+    query = (query or "").strip()
+    if not query or not query_terms(query):
+        raise AppError("empty_query", "The search query is empty; say what to look for.")
+    if len(query) > settings.KNOWLEDGE_MAX_QUERY_CHARS:
+        raise AppError(
+            "query_too_long",
+            f"The search query has {len(query)} characters; the limit is "
+            f"{settings.KNOWLEDGE_MAX_QUERY_CHARS}. Search with the key words only.",
+        )
+    return query
+
+
+def passages_search(*, kb_ids: list[int], query: str, top_k: int = 5) -> list[Passage]:
+    """The `top_k` best passages for `query` in these knowledge bases, best first."""
+    query = validate_query(query)
+    top_k = max(1, min(top_k, settings.KNOWLEDGE_MAX_TOP_K))
+    terms = query_terms(query)
+    pool = max(top_k * 4, 50)
+    hits = lexical_backend().search(kb_ids=kb_ids, terms=terms, limit=pool)
+    if dense.enabled() and kb_ids:
+        try:
+            hits = dense.fuse(hits, dense.search(kb_ids=kb_ids, query=query, limit=pool))
+        except dense.EmbeddingError as exc:  # lexical results still answer
+            logger.warning("dense retrieval skipped: %s", exc)
+    return _passages(hits[:top_k], terms)
+
+
+def _passages(hits: list[Hit], terms: list) -> list[Passage]:
+    chunks = (
+        Chunk.objects.select_related("document", "kb")
+        .defer("document__original", "document__text", "vector")
+        .in_bulk([h.chunk_id for h in hits])
+    )
+    found = []
+    for hit in hits:
+        chunk = chunks.get(hit.chunk_id)
+        if chunk is None:  # deleted between ranking and loading
+            continue
+        found.append(
+            Passage(
+                document_id=chunk.document_id,
+                title=chunk.document.title,
+                version=chunk.document.version,
+                chunk_id=chunk.id,
+                heading_path=list(chunk.heading_path),
+                score=round(hit.score, 6),
+                text=chunk.text,
+                effective_date=chunk.document.effective_date,
+                kb=chunk.kb.name,
+                coverage=round(coverage(terms, chunk.search_text), 3),
+            )
+        )
+    return found

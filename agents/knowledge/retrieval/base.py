@@ -1,0 +1,27 @@
+"""What every retrieval backend shares: the hit type and the backend interface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from agents.knowledge.text import QueryTerm
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chunk found by one ranking, with that ranking's score (higher is better)."""
+
+    chunk_id: int
+    score: float
+
+
+class LexicalBackend(Protocol):
+    """Ranks chunks of knowledge bases by BM25 over the terms of agents.knowledge.text."""
+
+    def search(self, *, kb_ids: list[int], terms: list[QueryTerm], limit: int) -> list[Hit]:
+        """The best `limit` chunks containing any of `terms`, best first."""
+        ...

@@ -1,0 +1,102 @@
+"""Reads of knowledge: which knowledge bases a user may read through an agent, and documents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import islice
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
+from agents.knowledge.text import normalize
+from config.errors import NotFound
+
+# Columns a listing never needs (the original bytes and the extracted text are large).
+HEAVY_FIELDS = ("original", "text")
+
+
+def kb_readable_by(*, kb: KnowledgeBase, user: Any) -> bool:
+    """Whether the end user passes the knowledge base's access rule (group and/or permission)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    if kb.access_group_id and not user.groups.filter(pk=kb.access_group_id).exists():
+        return False
+    return not kb.access_permission or user.has_perm(kb.access_permission)
+
+
+def knowledge_bases_readable_by(*, user: Any) -> list[KnowledgeBase]:
+    """Every knowledge base this user may read."""
+    return [kb for kb in KnowledgeBase.objects.all() if kb_readable_by(kb=kb, user=user)]
+
+
+def knowledge_bases_linked_to(
+    *, agent_names_or_ids: Iterable[str | int]
+) -> QuerySet[KnowledgeBase]:
+    """Knowledge bases linked to any of these agents (by name or id), whoever reads."""
+    values = list(agent_names_or_ids)
+    names = [v for v in values if isinstance(v, str)]
+    ids = [v for v in values if isinstance(v, int)]
+    return (
+        KnowledgeBase.objects.filter(Q(agents__name__in=names) | Q(agents__id__in=ids))
+        .select_related("access_group")
+        .distinct()
+        .order_by("name")
+    )
+
+
+def knowledge_bases_for(
+    *, agent_names_or_ids: Iterable[str | int], user: Any
+) -> list[KnowledgeBase]:
+    """Knowledge bases linked to any of these agents AND readable by the end user: the only
+    door to knowledge for tools, so a user never sees passages of a base they may not read."""
+    linked = knowledge_bases_linked_to(agent_names_or_ids=agent_names_or_ids)
+    return [kb for kb in linked if kb_readable_by(kb=kb, user=user)]
+
+
+def agent_has_knowledge(*, agent: Any) -> bool:
+    """Whether any knowledge base is linked to the agent (whoever the user is)."""
+    return KnowledgeBase.objects.filter(agents=agent).exists()
+
+
+def access_knowledge_base(user: Any, kb_id: int) -> KnowledgeBase:
+    """A knowledge base for a staff REST caller, or NotFound."""
+    kb = KnowledgeBase.objects.filter(pk=kb_id).first()
+    if kb is None or not getattr(user, "is_staff", False):
+        raise NotFound("knowledge_base")
+    return kb
+
+
+def access_document(user: Any, kb: KnowledgeBase, document_id: int) -> Document:
+    """A document of this knowledge base for a staff REST caller, or NotFound."""
+    document = Document.objects.defer(*HEAVY_FIELDS).filter(kb=kb, pk=document_id).first()
+    if document is None or not getattr(user, "is_staff", False):
+        raise NotFound("document")
+    return document
+
+
+def documents_of(*, kb: KnowledgeBase, include_superseded: bool = True) -> QuerySet[Document]:
+    """A knowledge base's documents, newest effective date first."""
+    documents = Document.objects.filter(kb=kb).defer(*HEAVY_FIELDS)
+    return documents if include_superseded else documents.filter(superseded=False)
+
+
+def documents_current(
+    *, kb_ids: list[int], sort: str = "newest", limit: int = 10, query: str = ""
+) -> list[Document]:
+    """Current (not superseded) indexed documents of these knowledge bases: newest effective
+    date first, or by title; `query` keeps those whose title or source contains it."""
+    documents = (
+        Document.objects.filter(kb_id__in=kb_ids, superseded=False, status=DocumentStatus.INDEXED)
+        .select_related("kb")
+        .defer(*HEAVY_FIELDS)
+    )
+    order = ["title", "-version"] if sort == "title" else ["-effective_date", "-created_at", "-id"]
+    documents = documents.order_by(*order)
+    if not query.strip():
+        return list(documents[:limit])
+    wanted = normalize(query.strip())  # so a 简体 query finds a 繁體 title
+    matching = (d for d in documents if wanted in normalize(f"{d.title} {d.source}"))
+    return list(islice(matching, limit))

@@ -1,0 +1,248 @@
+"""Writes of knowledge: knowledge bases, uploads with versions, indexing, re-indexing, deletion."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from datetime import date
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from agents.knowledge.chunking import ChunkDraft, chunk_blocks
+from agents.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
+from agents.knowledge.parsing import SUPPORTED, ParseError, file_type_of, parse
+from agents.knowledge.retrieval import dense
+from agents.knowledge.text import index_terms
+from config.enqueue import enqueue
+from config.errors import AppError
+
+logger = logging.getLogger(__name__)
+
+INDEX_DOCUMENT = "knowledge.index_document"  # agents.knowledge.tasks.index_document
+
+
+def document_upload(
+    *,
+    kb: KnowledgeBase,
+    filename: str,
+    data: bytes,
+    title: str = "",
+    source: str = "",
+    effective_date: date | None = None,
+    user: Any = None,
+) -> Document:
+    """Store an upload as a new document, or a new version of the document with the same title
+    (or source), and queue its indexing. Refuses empty, oversized, unsupported and duplicate
+    files with a clear AppError; nothing is stored then."""
+    file_type = _check_file(filename, data)
+    content_hash = hashlib.sha256(data).hexdigest()
+    title = (title or filename.rsplit(".", 1)[0]).strip()[:300]
+    with transaction.atomic():
+        KnowledgeBase.objects.select_for_update().filter(pk=kb.pk).first()  # one upload at a time
+        _refuse_duplicate(kb, content_hash)
+        latest = Document.objects.filter(_lineage(kb, title, source)).aggregate(v=Max("version"))
+        try:
+            with transaction.atomic():
+                document = Document.objects.create(
+                    kb=kb,
+                    title=title,
+                    source=source.strip()[:1000],
+                    effective_date=effective_date or timezone.localdate(),
+                    version=(latest["v"] or 0) + 1,
+                    filename=filename[-255:],
+                    file_type=file_type,
+                    original=data,
+                    content_hash=content_hash,
+                    uploaded_by=user if getattr(user, "pk", None) else None,
+                )
+        except IntegrityError:  # a concurrent upload of the same bytes won the race
+            _refuse_duplicate(kb, content_hash)
+            raise
+        enqueue(INDEX_DOCUMENT, document.pk)
+    return document
+
+
+def _check_file(filename: str, data: bytes) -> str:
+    file_type = file_type_of(filename)
+    if not file_type:
+        raise AppError(
+            "unsupported_file",
+            f"{filename!r} is not a supported type; upload one of: "
+            + ", ".join(f".{ext}" for ext in SUPPORTED),
+            status=415,
+        )
+    if not data:
+        raise AppError("empty_file", f"{filename!r} is empty.")
+    if len(data) > settings.KNOWLEDGE_MAX_FILE_BYTES:
+        raise AppError(
+            "file_too_large",
+            f"{filename!r} has {len(data)} bytes; the limit is "
+            f"{settings.KNOWLEDGE_MAX_FILE_BYTES} (KNOWLEDGE_MAX_FILE_BYTES).",
+            status=413,
+        )
+    return file_type
+
+
+def _refuse_duplicate(kb: KnowledgeBase, content_hash: str) -> None:
+    twin = Document.objects.filter(kb=kb, content_hash=content_hash).only("id", "title", "version")
+    if twin := twin.first():
+        raise AppError(
+            "duplicate_document",
+            f"This file is already in {kb.name} as “{twin.title}” version {twin.version}; "
+            "no new version was made.",
+            details={"document_id": twin.pk, "version": twin.version},
+            status=409,
+        )
+
+
+def _lineage(kb: KnowledgeBase, title: str, source: str) -> Q:
+    """Versions of the same document: same knowledge base and same title or same source."""
+    same = Q(title=title) | Q(source=source) if source else Q(title=title)
+    return Q(kb=kb) & same
+
+
+def document_index(*, document_id: int) -> None:
+    """Parse, chunk (and embed) a document, then swap its chunks in one transaction: searches
+    see the old chunks or the new ones, never a mix. A parse failure marks it failed."""
+    document = Document.objects.filter(pk=document_id).first()
+    if document is None:
+        return  # deleted (or its knowledge base was) before it was indexed
+    try:
+        text, drafts = _drafts(document)
+    except ParseError as exc:
+        _mark_failed(document_id, str(exc))
+        return
+    vectors, note = _vectors(document, drafts)
+    with transaction.atomic():
+        document = Document.objects.select_for_update().filter(pk=document_id).first()
+        if document is None:
+            return
+        _swap_chunks(document, drafts, vectors)
+        detail = f"{len(drafts)} chunks{note}"
+        Document.objects.filter(pk=document.pk).update(
+            status=DocumentStatus.INDEXED,
+            status_detail=detail,
+            chunk_count=len(drafts),
+            text=text,
+            indexed_at=timezone.now(),
+            updated_at=timezone.now(),
+        )
+        _supersede(document)
+
+
+def _drafts(document: Document) -> tuple[str, list[ChunkDraft]]:
+    """The extracted text and the chunks of a document; ParseError when it cannot be indexed."""
+    blocks = parse(bytes(document.original), document.file_type)
+    drafts = chunk_blocks(
+        blocks, max_chars=settings.KNOWLEDGE_CHUNK_CHARS, overlap=settings.KNOWLEDGE_CHUNK_OVERLAP
+    )
+    if len(drafts) > settings.KNOWLEDGE_MAX_CHUNKS:
+        raise ParseError(
+            f"The document makes {len(drafts)} chunks; the limit is "
+            f"{settings.KNOWLEDGE_MAX_CHUNKS} (KNOWLEDGE_MAX_CHUNKS). Split it into parts."
+        )
+    return "\n\n".join(block.text for block in blocks), drafts
+
+
+def _vectors(document: Document, drafts: list[ChunkDraft]) -> tuple[list | None, str]:
+    """Embeddings of the chunks when dense retrieval is on; a failure keeps lexical search."""
+    if not dense.enabled():
+        return None, ""
+    try:
+        return dense.embed([f"{document.title}\n{d.text}" for d in drafts]), ""
+    except dense.EmbeddingError as exc:
+        logger.warning("document %s indexed without vectors: %s", document.pk, exc)
+        return None, f" (lexical only: {exc})"
+
+
+def _swap_chunks(document: Document, drafts: list[ChunkDraft], vectors: list | None) -> None:
+    Chunk.objects.filter(document=document).delete()
+    rows = []
+    for position, draft in enumerate(drafts):
+        terms = index_terms(" ".join([document.title, *draft.heading_path, draft.text]))
+        vector = vectors[position] if vectors else None
+        rows.append(
+            Chunk(
+                document=document,
+                kb_id=document.kb_id,
+                position=position,
+                heading_path=list(draft.heading_path),
+                text=draft.text,
+                char_count=len(draft.text),
+                search_text=" ".join(terms),
+                token_count=len(terms),
+                vector=dense.pack(vector) if vector else None,
+                vector_dim=len(vector) if vector else None,
+                vector_model=settings.EMBEDDINGS_MODEL if vector else "",
+            )
+        )
+    Chunk.objects.bulk_create(rows, batch_size=500)
+
+
+def _supersede(document: Document) -> None:
+    """The newest indexed version of a document is the current one; older versions are marked
+    superseded and lose their chunks (newer ones still queued or failed are left alone)."""
+    versions = Document.objects.filter(_lineage(document.kb, document.title, document.source))
+    newest = versions.filter(status=DocumentStatus.INDEXED).order_by("-version", "-pk").first()
+    older = versions.exclude(pk=newest.pk).filter(version__lte=newest.version)
+    Chunk.objects.filter(document__in=older).delete()
+    older.update(superseded=True, superseded_by=newest, updated_at=timezone.now())
+    versions.filter(pk=newest.pk).update(superseded=False, superseded_by=None)
+
+
+def _mark_failed(document_id: int, reason: str) -> None:
+    logger.info("document %s failed to index: %s", document_id, reason)
+    Document.objects.filter(pk=document_id).update(
+        status=DocumentStatus.FAILED, status_detail=reason, updated_at=timezone.now()
+    )
+
+
+def document_reindex(*, document: Document) -> None:
+    """Queue a document for indexing again (its current chunks stay searchable until the swap)."""
+    with transaction.atomic():
+        Document.objects.filter(pk=document.pk).update(
+            status=DocumentStatus.QUEUED, status_detail="", updated_at=timezone.now()
+        )
+        enqueue(INDEX_DOCUMENT, document.pk)
+
+
+def document_delete(*, document: Document) -> None:
+    """Delete one version; when it was the current one, the newest remaining version becomes
+    current again and is re-indexed."""
+    with transaction.atomic():
+        was_current = not document.superseded
+        lineage = _lineage(document.kb, document.title, document.source)
+        document.delete()
+        if not was_current:
+            return
+        previous = Document.objects.filter(lineage).order_by("-version").first()
+        if previous is not None:
+            Document.objects.filter(pk=previous.pk).update(superseded=False, superseded_by=None)
+            document_reindex(document=previous)
+
+
+def knowledge_base_create(
+    *,
+    name: str,
+    display_name: str = "",
+    description: str = "",
+    access_group: Any = None,
+    access_permission: str = "",
+    agents: list[Any] = (),
+) -> KnowledgeBase:
+    """A new knowledge base, linked to these agents."""
+    with transaction.atomic():
+        kb = KnowledgeBase.objects.create(
+            name=name,
+            display_name=display_name or name.replace("-", " ").title(),
+            description=description,
+            access_group=access_group,
+            access_permission=access_permission,
+        )
+        if agents:
+            kb.agents.set(agents)
+    return kb

@@ -1,0 +1,87 @@
+"""Ranking in Chinese and English on the database in use (SQLite FTS5, or Postgres in the
+Postgres pass): the right passage among decoys, two-character and one-character queries, 繁/简."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.knowledge.retrieval import passages_search
+from config.errors import AppError
+
+pytestmark = pytest.mark.django_db
+
+
+def ids(corpus) -> list[int]:
+    return [corpus["finance"].pk, corpus["hr"].pk]
+
+
+def top(corpus, query: str, **kw):
+    return passages_search(kb_ids=ids(corpus), query=query, **kw)
+
+
+def test_chinese_question_finds_the_chinese_passage_among_decoys(corpus):
+    best = top(corpus, "病假超過幾天要附醫療證明？")[0]
+    assert best.title == "人資假勤規定" and best.heading_path == ["人資假勤規定", "病假"]
+    assert "醫療證明" in best.text and best.coverage > 0.5
+
+
+@pytest.mark.parametrize(
+    ("query", "title", "section"),
+    [
+        ("財務", "2026年第三季財務報告", None),
+        ("人資", "人資假勤規定", None),
+        ("假勤", "人資假勤規定", None),
+        ("特休", "人資假勤規定", "特休"),
+        ("事假", "人資假勤規定", "事假"),
+        ("營收", "2026年第三季財務報告", "營收"),
+    ],
+)
+def test_two_character_queries_match(corpus, query, title, section):
+    best = top(corpus, query)[0]
+    assert best.title == title
+    if section:
+        assert best.heading_path[-1] == section
+
+
+def test_one_character_query_matches(corpus):
+    assert top(corpus, "薪")[0].heading_path[-1] == "事假"
+
+
+def test_simplified_query_finds_traditional_passage(corpus):
+    best = top(corpus, "人资假勤规定 病假")[0]
+    assert best.title == "人資假勤規定" and best.heading_path[-1] == "病假"
+    assert "醫療證明" in top(corpus, "医疗证明")[0].text
+
+
+def test_english_query_ranks_english_passage(corpus):
+    best = top(corpus, "How do I connect to the VPN?")[0]
+    assert best.title == "IT notes"
+
+
+def test_search_only_sees_the_given_knowledge_bases(corpus):
+    found = passages_search(kb_ids=[corpus["hr"].pk], query="財務報告 營收")
+    assert all(p.kb == "hr" for p in found)
+    assert passages_search(kb_ids=[], query="財務") == []
+
+
+def test_top_k_bounds_the_answer(corpus):
+    assert len(top(corpus, "週一 運動會 天氣 VPN 特休", top_k=2)) == 2
+
+
+def test_unmatched_query_returns_nothing(corpus):
+    assert top(corpus, "量子電腦 quantum") == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!。，"])
+def test_empty_query_is_refused(corpus, query):
+    with pytest.raises(AppError) as caught:
+        top(corpus, query)
+    assert caught.value.code == "empty_query"
+
+
+def test_huge_query_is_refused(corpus, settings):
+    settings.KNOWLEDGE_MAX_QUERY_CHARS = 100
+    assert top(corpus, "特休" * 50)  # exactly at the limit: searched
+    with pytest.raises(AppError) as caught:
+        top(corpus, "特休" * 50 + "假")
+    assert caught.value.code == "query_too_long" and "100" in caught.value.message
