@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from reminders.similarity import simplified
+
 # Day segments: a task "Saturday morning" occupies this window of its day.
 SEGMENTS: dict[str, tuple[time, time]] = {
     "morning": (time(8), time(12)),
@@ -48,42 +50,62 @@ _RELATIVE = {
     "今晚": 0,
     "明天": 1,
     "后天": 2,
-    "後天": 2,
     "大后天": 3,
     "昨天": -1,
+    "今早": 0,
+    "明早": 1,
+    "明晚": 1,
 }
-_CN_WEEKDAY = re.compile(r"^(下|这|本|下个|这个)?(?:周|星期|礼拜|禮拜)([一二三四五六日天])$")
-_CN_WEEKEND = re.compile(r"^(下|这|本|下个|这个)?周末$")
+_CN_WEEKDAY = re.compile(r"^(下个|这个|下|这|本)?(?:周|星期|礼拜)([一二三四五六日天])$")
+_CN_WEEKEND = re.compile(r"^(下个|这个|下|这|本)?周末$")
 _EN_WEEKDAY = re.compile(r"^(this |next |coming )?([a-z]+)$")
-_TIME = re.compile(r"^(\d{1,2})(?:[:.h点時](\d{2})?)?\s*(am|pm|a\.m\.|p\.m\.)?(?:分)?$")
 
 
 def parse_date(text: str, today: date) -> date:
-    """A date from ISO (2025-06-14), a relative word (today, tomorrow, 明天) or a weekday
-    (saturday = the next one, today included; "next saturday"/"下周六" = next week's), or
-    "weekend"/"周末" (its Saturday). Raises ValueError with a reason."""
-    words = " ".join(str(text).strip().lower().split())
+    """A date from ISO (2025-06-14), a relative word (today, tomorrow, 明天, 明早) or a weekday
+    (saturday/周六 = the coming one, today included; "next saturday"/"下周六" = next week's;
+    "这周六" = this calendar week's, even if past), or "weekend"/"周末" (its Saturday); either
+    Chinese script. Raises ValueError with a reason."""
+    return date_readings(text, today)[0]
+
+
+def date_readings(text: str, today: date) -> list[date]:
+    """The dates the words can mean: the one parse_date takes first, then another when people
+    differ ("next saturday" said on a Wednesday: next week's, or this coming one)."""
+    words = " ".join(simplified(str(text)).strip().lower().split())
     if not words:
         raise ValueError("The date is empty.")
     try:
-        return date.fromisoformat(words.replace("/", "-"))
+        return [date.fromisoformat(words.replace("/", "-"))]
     except ValueError:
         pass
     if words in _RELATIVE:
-        return today + timedelta(days=_RELATIVE[words])
+        return [today + timedelta(days=_RELATIVE[words])]
     if words in ("weekend", "this weekend", "the weekend", "next weekend"):
-        return _weekday(today, 5, next_week=words == "next weekend", weekend=True)
+        return _english_weekday(today, 5, words.startswith("next"), weekend=True)
     if match := _CN_WEEKEND.match(words):
         next_week = (match.group(1) or "").startswith("下")
-        return _weekday(today, 5, next_week=next_week, weekend=True)
+        return [_weekday(today, 5, next_week=next_week, weekend=True)]
     if match := _CN_WEEKDAY.match(words):
-        prefix = match.group(1) or ""
-        return _weekday(today, _CN_DAYS[match.group(2)], next_week=prefix.startswith("下"))
+        prefix, weekday = match.group(1) or "", _CN_DAYS[match.group(2)]
+        if prefix in ("这", "本", "这个"):  # this calendar week (Mon–Sun), past or not
+            return [today + timedelta(days=weekday - today.weekday())]
+        return [_weekday(today, weekday, next_week=prefix.startswith("下"))]
     if (match := _EN_WEEKDAY.match(words)) and match.group(2) in _WEEKDAYS:
-        return _weekday(today, _WEEKDAYS[match.group(2)], next_week=match.group(1) == "next ")
+        return _english_weekday(today, _WEEKDAYS[match.group(2)], match.group(1) == "next ")
     raise ValueError(
         f"Cannot read the date {text!r}; use YYYY-MM-DD, today, tomorrow or a weekday name."
     )
+
+
+def _english_weekday(today: date, weekday: int, said_next: bool, weekend: bool = False) -> list:
+    """ "next <day>" is next week's, but when that day is still to come this week many mean
+    the coming one: both readings, next week's first."""
+    coming = _weekday(today, weekday, next_week=False, weekend=weekend)
+    if not said_next:
+        return [coming]
+    later = _weekday(today, weekday, next_week=True, weekend=weekend)
+    return [later] if coming.weekday() <= today.weekday() else [later, coming]
 
 
 def _weekday(today: date, weekday: int, *, next_week: bool, weekend: bool = False) -> date:
@@ -93,22 +115,6 @@ def _weekday(today: date, weekday: int, *, next_week: bool, weekend: bool = Fals
     if weekend and today.weekday() == 6:  # on Sunday "this weekend" is today
         return today
     return today + timedelta(days=(weekday - today.weekday()) % 7)
-
-
-def parse_time(text: str) -> time:
-    """A time of day: 14:30, 9, 9am, 2:30 pm, 14点30. Raises ValueError with a reason."""
-    words = str(text).strip().lower().replace(" ", "")
-    match = _TIME.match(words)
-    if not match:
-        raise ValueError(f"Cannot read the time {text!r}; use HH:MM (24-hour), e.g. 14:30.")
-    hour, minute, meridiem = int(match.group(1)), int(match.group(2) or 0), match.group(3)
-    if meridiem:
-        if not 1 <= hour <= 12:
-            raise ValueError(f"{text!r} is not a valid 12-hour time.")
-        hour = hour % 12 + (12 if meridiem.startswith("p") else 0)
-    if hour > 23 or minute > 59:
-        raise ValueError(f"{text!r} is not a valid time of day.")
-    return time(hour, minute)
 
 
 def local_datetime(day: date, at: time, zone: ZoneInfo) -> datetime:

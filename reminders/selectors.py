@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -10,10 +11,11 @@ from django.db.models import QuerySet
 
 from reminders.dates import SEGMENTS, describe_window, local_datetime, task_window
 from reminders.models import Reminder, ReminderStatus, Task, TaskStatus
-from reminders.similarity import dice, normalize
+from reminders.similarity import normalize, resemblance
 
-FUZZY_MIN = 0.5  # a title this similar (bigram Dice) is offered as a candidate
-LOOKUP_LIMIT = 500  # pending tasks considered by a fuzzy lookup
+FUZZY_MIN = 0.5  # a title this similar (see resemblance) is offered as a candidate
+LOOKUP_LIMIT = 500  # pending tasks considered by a title lookup
+CANDIDATES_MAX = 10  # similar titles offered at most
 
 
 def task_as_data(task: Task) -> dict[str, Any]:
@@ -70,25 +72,39 @@ def tasks_of(
     return tasks.order_by("due_date", "start_time", "id")
 
 
-def task_lookup(*, user: Any, task_id: int | None = None, title: str = "") -> list[Task]:
-    """The user's pending tasks that `task_id` or `title` designates, best tier only: an exact
-    title, else titles containing (or contained in) it, else similar titles (Dice >= 0.5)."""
+@dataclass(frozen=True)
+class TaskMatches:
+    """The pending tasks a reference designates. Only `exact` ones (the id, or the same title
+    once folded: case, width, spacing, punctuation, Chinese script) may be acted on; `similar`
+    ones (containing or close to the words) are candidates to offer, never to act on."""
+
+    exact: list[Task]
+    similar: list[Task]
+
+
+def task_lookup(*, user: Any, task_id: int | None = None, title: str = "") -> TaskMatches:
+    """The user's pending tasks that `task_id` or `title` designates: exact matches, and the
+    similar titles (containing or contained in it, or resembling it >= 0.5), closest first,
+    at most 10."""
     pending = Task.objects.filter(user=user, status=TaskStatus.PENDING)
     if task_id is not None:
-        return list(pending.filter(pk=task_id))
+        return TaskMatches(list(pending.filter(pk=task_id)), [])
     query = normalize(title)
     if not query:
-        return []
+        return TaskMatches([], [])
     tasks = list(pending.order_by("due_date", "start_time", "id")[:LOOKUP_LIMIT])
     names = {task.pk: normalize(task.title) for task in tasks}
     exact = [t for t in tasks if names[t.pk] == query]
-    if exact:
-        return exact
-    contains = [t for t in tasks if query in names[t.pk] or names[t.pk] in query]
-    if contains:
-        return contains
-    scored = sorted(((dice(title, t.title), t) for t in tasks), key=lambda pair: -pair[0])
-    return [task for score, task in scored if score >= FUZZY_MIN]
+    scored = []
+    for task in tasks:
+        if names[task.pk] == query:
+            continue
+        contains = query in names[task.pk] or names[task.pk] in query
+        score = resemblance(query, names[task.pk])
+        if contains or score >= FUZZY_MIN:
+            scored.append((not contains, -score, task))
+    scored.sort(key=lambda entry: entry[:2])
+    return TaskMatches(exact, [task for *_key, task in scored[:CANDIDATES_MAX]])
 
 
 def day_schedule(*, user: Any, day: date, zone: ZoneInfo) -> list[dict[str, Any]]:

@@ -1,16 +1,50 @@
-"""Title similarity: the bigram Dice coefficient, for near-duplicate and fuzzy task lookup."""
+"""Title folding and similarity: what makes two titles the same (exact after folding case,
+width, spacing, punctuation and Chinese script) and how alike they are (bigram Dice)."""
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections import Counter
 
-_NOISE = re.compile(r"[\W_]+", re.UNICODE)  # spaces and punctuation; CJK characters are kept
+import opencc
+
+# Unicode categories dropped when folding: punctuation (P*), separators (Z*) and controls
+# (Cc, Cf). Symbols (S*: "+", "#", "€", emoji) are kept, so "C++ review" is not "C review".
+_DROPPED = ("P", "Z", "Cc", "Cf")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+@functools.cache
+def _to_simplified() -> opencc.OpenCC:
+    return opencc.OpenCC("t2s")
+
+
+def simplified(text: str) -> str:
+    """The text in Simplified Chinese characters (買菸 -> 买烟, 三點半 -> 三点半); other scripts
+    are unchanged."""
+    return _to_simplified().convert(text)
 
 
 def normalize(title: str) -> str:
-    """Case-folded, without spaces or punctuation ("Call  Mom!" -> "callmom")."""
-    return _NOISE.sub("", title.casefold())
+    """The folded form two titles must share to be the same: full-width folded to half-width
+    (NFKC), Traditional to Simplified, case-folded, without spaces or punctuation
+    ("Call  Mom!" -> "callmom", "寫週報。" -> "写周报")."""
+    folded = simplified(unicodedata.normalize("NFKC", title)).casefold()
+    return "".join(ch for ch in folded if not unicodedata.category(ch).startswith(_DROPPED))
+
+
+def resemblance(a: str, b: str) -> float:
+    """How alike two titles are, 0.0–1.0, for offering candidates: the bigram Dice, or for
+    Chinese titles (short, one character a word) the Dice over characters if higher, so
+    写周报 and 写月报 (no shared bigram) still resemble each other."""
+    score = dice(a, b)
+    left, right = normalize(a), normalize(b)
+    if not (_HAN.search(left) and _HAN.search(right)):
+        return score
+    shared = sum((Counter(left) & Counter(right)).values())
+    return max(score, 2.0 * shared / (len(left) + len(right)))
 
 
 def dice(a: str, b: str) -> float:

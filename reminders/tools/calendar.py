@@ -7,9 +7,9 @@ from typing import Any
 from django.conf import settings
 
 from agents.registry import ToolContext, tool
-from reminders.dates import parse_time
 from reminders.outcome import Outcome, error, success
 from reminders.selectors import day_free_slots, day_schedule, reminder_as_data, reminders_of
+from reminders.time_words import parse_time
 from reminders.tools.common import DATE, TIME, BadArgument, planner_tool, read_date, user_clock
 
 

@@ -5,24 +5,31 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from agents.registry import ToolContext
 from reminders import clock
-from reminders.dates import parse_date, parse_time
+from reminders.dates import date_readings
 from reminders.models import Task
 from reminders.outcome import Outcome, error, need_confirmation
 from reminders.selectors import task_as_data, task_lookup
+from reminders.time_words import read_clock
 
 DATE = {
     "type": "string",
     "maxLength": 40,
     "description": "YYYY-MM-DD, or today / tomorrow / a weekday like saturday / weekend "
-    "(also 明天, 周六, 周末); resolved in the user's timezone.",
+    "(also 明天, 周六, 周末, 下週一); resolved in the user's timezone. When words can mean two "
+    "dates (next friday), saving tools ask back.",
 }
-TIME = {"type": "string", "maxLength": 20, "description": "Time of day, HH:MM (24-hour)."}
+TIME = {
+    "type": "string",
+    "maxLength": 20,
+    "description": "Time of day, HH:MM (24-hour). Also read: 3pm, 下午3点, 三点半, 明晚8点 "
+    "(afternoon and evening words shift the hour); a bare 1–5 o'clock is asked back.",
+}
 SEGMENT = {
     "type": "string",
     "enum": ["morning", "afternoon", "evening"],
@@ -34,7 +41,9 @@ TASK_REF = {
     "title": {
         "type": "string",
         "maxLength": 200,
-        "description": "Words of the task's title, to find it among pending tasks.",
+        "description": "The task's title as the user gave it. Only the same title (ignoring "
+        "case, width, spacing, punctuation, Traditional/Simplified) acts; otherwise nothing "
+        "changes and similar tasks come back as candidates to confirm by task_id.",
     },
 }
 
@@ -56,46 +65,119 @@ class BadArgument(Exception):
     """An argument the model can correct; becomes an `error` outcome."""
 
 
+class Unclear(Exception):
+    """Words people read in more than one way; becomes `need_confirmation` with the readings,
+    so nothing is saved on a guess."""
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.data = data
+
+
 def user_clock(context: ToolContext) -> UserClock:
     """The clock of the user the tool acts for."""
     now = clock.now()
     return UserClock(now, clock.local_now(context.user, now)[1])
 
 
-def read_date(value: str | None, when: UserClock, default: str = "today") -> date:
-    """A date argument resolved against the user's today."""
+def read_date(
+    value: str | None, when: UserClock, default: str = "today", *, strict: bool = False
+) -> date:
+    """A date argument resolved against the user's today; `strict` (tools that save) refuses
+    to guess between readings ("next saturday" on a Wednesday) and raises Unclear."""
     try:
-        return parse_date(value or default, when.today)
+        readings = date_readings(value or default, when.today)
     except ValueError as exc:
         raise BadArgument(str(exc)) from exc
+    if strict and len(readings) > 1:
+        listed = " or ".join(f"{day:%A %d %B %Y}" for day in readings)
+        raise Unclear(
+            f"“{value}” could be {listed}. Nothing was saved; ask the user which, then call "
+            "again with the date as YYYY-MM-DD.",
+            reason="ambiguous_date",
+            dates=[day.isoformat() for day in readings],
+        )
+    return readings[0]
 
 
-def read_time(value: str | None) -> time | None:
-    """A time argument, or None when absent."""
+def read_time(value: str | None, *, strict: bool = False) -> time | None:
+    """A time argument, or None when absent; `strict` (tools that save) refuses a bare small
+    hour ("3点": 03:00 or 15:00?) and raises Unclear."""
     if value in (None, ""):
         return None
     try:
-        return parse_time(value)
+        reading = read_clock(value)
     except ValueError as exc:
         raise BadArgument(str(exc)) from exc
+    if strict and reading.vague:
+        later = reading.at.replace(hour=reading.at.hour + 12)
+        raise Unclear(
+            f"“{value}” could be {reading.at:%H:%M} or {later:%H:%M}. Nothing was saved; ask "
+            "the user, then call again with the time as HH:MM (24-hour).",
+            reason="ambiguous_time",
+            times=[f"{reading.at:%H:%M}", f"{later:%H:%M}"],
+        )
+    return reading.at
+
+
+def read_day(args: dict[str, Any], when: UserClock, default: str | None = "today") -> date | None:
+    """A saved task's date: the `date` argument, else the day its start names (明晚8点 is
+    tomorrow), else `default`. A date and a start naming different days is an error."""
+    implied = _day_of_start(args.get("start"), when)
+    if not args.get("date"):
+        return implied or (read_date(default, when) if default else None)
+    day = read_date(args["date"], when, strict=True)
+    if implied is not None and implied != day:
+        raise BadArgument(
+            f"The date “{args['date']}” ({day:%A %d %B}) and the start “{args['start']}” "
+            f"({implied:%A %d %B}) name different days; give one date."
+        )
+    return day
+
+
+def _day_of_start(start: str | None, when: UserClock) -> date | None:
+    try:
+        offset = read_clock(start).day if start else None
+    except ValueError:
+        return None  # read_time reports it
+    return None if offset is None else when.today + timedelta(days=offset)
 
 
 def find_task(context: ToolContext, args: dict[str, Any]) -> Task | Outcome:
-    """The one pending task `task_id` or `title` designates, else the outcome to return:
-    several matches → need_confirmation with candidates, none → error."""
+    """The one pending task `task_id` or `title` designates, else the outcome to return. Only
+    the id or the same title (folded: case, width, spacing, punctuation, Chinese script) acts;
+    a near miss ("call dad" for "Call mom") is need_confirmation with the candidates, several
+    tasks of that title too, and none at all is an error."""
     task_id, title = args.get("task_id"), (args.get("title") or "").strip()
     if task_id is None and not title:
         raise BadArgument("Give the task's task_id or words of its title.")
     found = task_lookup(user=context.user, task_id=task_id, title=title)
-    if len(found) == 1:
-        return found[0]
-    reference = f"#{task_id}" if task_id is not None else f"“{title}”"
-    if not found:
-        return error(f"No pending task matches {reference}.", candidates=[])
-    return need_confirmation(
-        f"{len(found)} pending tasks match {reference}; ask which one, then call again with its "
-        "task_id.",
-        candidates=[task_as_data(task) for task in found[:10]],
+    if len(found.exact) == 1:
+        return found.exact[0]
+    if task_id is not None:
+        return error(f"You have no pending task #{task_id}.", candidates=[])
+    if found.exact:
+        return need_confirmation(
+            f"{len(found.exact)} pending tasks are titled “{title}”: {_listed(found.exact)}. "
+            "Nothing was changed; ask which one, then call again with its task_id.",
+            reason="several_matches",
+            candidates=[task_as_data(task) for task in found.exact[:10]],
+        )
+    if found.similar:
+        return need_confirmation(
+            f"No pending task is titled “{title}”. Similar: {_listed(found.similar)}. Nothing "
+            "was changed; ask the user whether they mean one of these, then call again with its "
+            "task_id.",
+            reason="no_exact_match",
+            candidates=[task_as_data(task) for task in found.similar],
+        )
+    return error(f"No pending task matches “{title}”.", candidates=[])
+
+
+def _listed(tasks: list[Task]) -> str:
+    return "; ".join(
+        f"#{data['id']} “{data['title']}” ({data['weekday']} {data['date']}, {data['when']})"
+        for data in map(task_as_data, tasks[:10])
     )
 
 
@@ -108,5 +190,7 @@ def planner_tool(handler: Callable[[ToolContext, dict[str, Any]], Outcome]) -> C
             return handler(context, args).as_result()
         except BadArgument as exc:
             return error(str(exc)).as_result()
+        except Unclear as exc:
+            return need_confirmation(str(exc), **exc.data).as_result()
 
     return run

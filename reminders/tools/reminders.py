@@ -124,20 +124,46 @@ def cancel_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
         title = (args.get("title") or "").strip()
         if not title:
             raise BadArgument("Give the reminder_id or words of its task's title.")
-        tasks = task_lookup(user=context.user, title=title)
-        matches = list(
-            reminders_of(user=context.user).filter(task__in=tasks).select_related("task")
-        )
-        if not matches:
-            return error(f"No pending reminder for a task matching “{title}”.")
-        if len(matches) > 1:
-            return need_confirmation(
-                f"{len(matches)} pending reminders match “{title}”; ask which one, then call "
-                "again with its reminder_id.",
-                candidates=[_candidate(r, zone) for r in matches[:10]],
-            )
-        reminder_id = matches[0].pk
+        found = _reminder_by_title(context.user, title, zone)
+        if isinstance(found, Outcome):
+            return found
+        reminder_id = found
     return reminder_cancel(user=context.user, reminder_id=reminder_id, zone=zone)
+
+
+def _reminder_by_title(user: Any, title: str, zone: Any) -> int | Outcome:
+    """The one pending reminder of the task titled `title` (folded), else the outcome: a near
+    miss or several reminders are need_confirmation with the candidates, none an error."""
+    tasks = task_lookup(user=user, title=title)
+    exact = list(reminders_of(user=user).filter(task__in=tasks.exact).select_related("task"))
+    if len(exact) == 1:
+        return exact[0].pk
+    if exact:
+        return need_confirmation(
+            f"{len(exact)} pending reminders are for “{title}”: {_listed(exact, zone)}. Nothing "
+            "was cancelled; ask which one, then call again with its reminder_id.",
+            reason="several_matches",
+            candidates=[_candidate(r, zone) for r in exact[:10]],
+        )
+    if tasks.exact:
+        return error(f"“{title}” has no pending reminder.")
+    similar = list(reminders_of(user=user).filter(task__in=tasks.similar).select_related("task"))
+    if similar:
+        return need_confirmation(
+            f"No pending task is titled “{title}”. Reminders of similar tasks: "
+            f"{_listed(similar, zone)}. Nothing was cancelled; ask the user whether they mean "
+            "one of these, then call again with its reminder_id.",
+            reason="no_exact_match",
+            candidates=[_candidate(r, zone) for r in similar[:10]],
+        )
+    return error(f"No pending reminder for a task titled “{title}”.")
+
+
+def _listed(reminders: list[Reminder], zone: Any) -> str:
+    return "; ".join(
+        f"#{r.pk} for “{r.task.title}” at {r.remind_at.astimezone(zone):%A %d %B %H:%M}"
+        for r in reminders[:10]
+    )
 
 
 def _candidate(reminder: Reminder, zone: Any) -> dict[str, Any]:

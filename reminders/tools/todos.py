@@ -27,6 +27,7 @@ from reminders.tools.common import (
     find_task,
     planner_tool,
     read_date,
+    read_day,
     read_time,
     user_clock,
 )
@@ -67,9 +68,9 @@ def create_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
     when = user_clock(context)
     fields = TaskFields(
         title=args["title"],
-        day=read_date(args.get("date"), when),
-        start=read_time(args.get("start")),
-        end=read_time(args.get("end")),
+        day=read_day(args, when),
+        start=read_time(args.get("start"), strict=True),
+        end=read_time(args.get("end"), strict=True),
         segment=args.get("segment", ""),
         priority=args.get("priority", "normal"),
         notes=args.get("notes", ""),
@@ -179,17 +180,19 @@ def _changed(task: Task, args: dict[str, Any], when: UserClock) -> TaskFields | 
         task.priority,
         task.notes,
     )
-    if args.get("date"):
-        fields = replace(fields, day=read_date(args["date"], when))
+    day = read_day(args, when, default=None)
+    if day is not None:
+        fields = replace(fields, day=day)
     if args.get("any_time"):
         fields = replace(fields, start=None, end=None, segment="")
     if args.get("segment"):
         fields = replace(fields, start=None, end=None, segment=args["segment"])
     if args.get("start"):
-        fields = replace(fields, start=read_time(args["start"]), end=_shifted_end(fields, args))
+        start = read_time(args["start"], strict=True)
+        fields = replace(fields, start=start, end=_shifted_end(fields, args))
         fields = replace(fields, segment="")
     if args.get("end"):
-        fields = replace(fields, end=read_time(args["end"]))
+        fields = replace(fields, end=read_time(args["end"], strict=True))
     for key, name in (("new_title", "title"), ("priority", "priority"), ("notes", "notes")):
         if key in args:
             fields = replace(fields, **{name: args[key]})
@@ -201,7 +204,7 @@ def _shifted_end(fields: TaskFields, args: dict[str, Any]) -> time | None:
     if fields.start is None or fields.end is None or args.get("end"):
         return None
     length = datetime.combine(date.min, fields.end) - datetime.combine(date.min, fields.start)
-    moved = datetime.combine(date.min, read_time(args["start"])) + length
+    moved = datetime.combine(date.min, read_time(args["start"], strict=True)) + length
     return moved.time() if moved.date() == date.min else None
 
 

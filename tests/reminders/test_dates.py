@@ -7,7 +7,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from reminders.dates import describe_window, local_datetime, parse_date, parse_time, task_window
+from reminders.dates import (
+    date_readings,
+    describe_window,
+    local_datetime,
+    parse_date,
+    task_window,
+)
 
 WEDNESDAY = date(2025, 6, 11)
 NEW_YORK = ZoneInfo("America/New_York")
@@ -38,6 +44,14 @@ NEW_YORK = ZoneInfo("America/New_York")
         ("下周六", date(2025, 6, 21)),
         ("周末", date(2025, 6, 14)),
         ("下周末", date(2025, 6, 21)),
+        ("下週六", date(2025, 6, 21)),  # Traditional script
+        ("這週末", date(2025, 6, 14)),
+        ("禮拜天", date(2025, 6, 15)),
+        ("後天", date(2025, 6, 13)),
+        ("明早", date(2025, 6, 12)),  # tomorrow morning
+        ("明晚", date(2025, 6, 12)),
+        ("这周五", date(2025, 6, 13)),
+        ("本週五", date(2025, 6, 13)),
     ],
 )
 def test_parse_date_reads_iso_relative_words_and_weekdays(words, expected):
@@ -50,34 +64,41 @@ def test_weekend_on_a_sunday_is_that_sunday():
     assert parse_date("周末", date(2025, 6, 14)) == date(2025, 6, 14)  # on Saturday: today
 
 
+@pytest.mark.parametrize(
+    ("words", "today", "expected"),
+    [
+        ("这周一", WEDNESDAY, date(2025, 6, 9)),  # this week's Monday: two days ago
+        ("這週一", WEDNESDAY, date(2025, 6, 9)),
+        ("这周六", date(2025, 6, 15), date(2025, 6, 14)),  # said on Sunday: yesterday
+        ("下周一", WEDNESDAY, date(2025, 6, 16)),
+        ("周一", WEDNESDAY, date(2025, 6, 16)),
+    ],
+)
+def test_this_weeks_day_in_chinese_is_in_this_calendar_week_even_if_past(words, today, expected):
+    assert parse_date(words, today) == expected
+
+
+@pytest.mark.parametrize(
+    ("words", "today", "readings"),
+    [
+        ("next saturday", WEDNESDAY, [date(2025, 6, 21), date(2025, 6, 14)]),
+        ("next weekend", WEDNESDAY, [date(2025, 6, 21), date(2025, 6, 14)]),
+        ("next sunday", date(2025, 6, 14), [date(2025, 6, 22), date(2025, 6, 15)]),
+        ("next monday", WEDNESDAY, [date(2025, 6, 16)]),  # the coming Monday is next week's
+        ("next wednesday", WEDNESDAY, [date(2025, 6, 18)]),
+        ("next weekend", date(2025, 6, 14), [date(2025, 6, 21)]),
+        ("saturday", WEDNESDAY, [date(2025, 6, 14)]),
+        ("下周六", WEDNESDAY, [date(2025, 6, 21)]),  # Chinese says which week
+    ],
+)
+def test_next_weekday_said_early_in_the_week_has_two_readings(words, today, readings):
+    assert date_readings(words, today) == readings
+
+
 @pytest.mark.parametrize("words", ["", "  ", "someday", "2025-02-30", "next blursday", "周八"])
 def test_parse_date_refuses_what_it_cannot_read_with_a_reason(words):
     with pytest.raises(ValueError, match=r"date|empty"):
         parse_date(words, WEDNESDAY)
-
-
-@pytest.mark.parametrize(
-    ("words", "expected"),
-    [
-        ("14:30", time(14, 30)),
-        ("9", time(9)),
-        ("09:05", time(9, 5)),
-        ("9am", time(9)),
-        ("2:30 pm", time(14, 30)),
-        ("12am", time(0)),
-        ("12pm", time(12)),
-        ("14点30", time(14, 30)),
-        ("8点", time(8)),
-    ],
-)
-def test_parse_time_reads_common_forms(words, expected):
-    assert parse_time(words) == expected
-
-
-@pytest.mark.parametrize("words", ["25:00", "12:60", "13pm", "0am", "noonish", "", "7:5"])
-def test_parse_time_refuses_impossible_times(words):
-    with pytest.raises(ValueError):
-        parse_time(words)
 
 
 def test_local_datetime_moves_a_time_in_the_spring_forward_gap_forward():

@@ -103,7 +103,7 @@ def test_a_day_beyond_the_forecast_range_skips_weather(taipei_user, clock, fixed
 def test_a_second_reminder_for_the_same_task_is_a_conflict(taipei_user, clock):
     task_id = task(taipei_user, date="saturday")
     schedule(taipei_user, task_id=task_id)
-    again = schedule(taipei_user, title="airport")
+    again = schedule(taipei_user, title="Pick up Anna at the airport")
     assert again["status"] == "conflict" and again["data"]["reminder"]["task_id"] == task_id
     assert Reminder.objects.count() == 1
 
@@ -172,5 +172,5 @@ def test_another_users_reminders_are_invisible(taipei_user, clock):
     assert call(mallory, "list_reminders", status="all")["data"]["reminders"] == []
     refused = call(mallory, "cancel_reminder", reminder_id=reminder_id)
     assert refused["status"] == "error" and f"no reminder #{reminder_id}" in refused["message"]
-    assert schedule(mallory, title="airport")["status"] == "error"
+    assert schedule(mallory, title="Pick up Anna at the airport")["status"] == "error"
     assert Reminder.objects.get().status == ReminderStatus.PENDING

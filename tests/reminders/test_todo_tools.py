@@ -1,5 +1,5 @@
 """Task tools through the registry: create (time checks, overlaps, near-duplicates), query,
-modify, finish, remove (by id or fuzzy title), each scoped to the user."""
+modify, finish, remove (by id or title; near misses in test_lookup), each scoped to the user."""
 
 from __future__ import annotations
 
@@ -165,11 +165,14 @@ def test_query_tasks_filters_by_day_range_status_and_text(taipei_user, clock):
     assert backwards["status"] == "error"
 
 
-def test_finish_remove_modify_find_one_task_by_id_or_fuzzy_title(taipei_user, clock):
+def test_finish_remove_modify_find_one_task_by_id_or_its_title(taipei_user, clock):
     create(taipei_user, title="Pick up Anna at the airport", date="saturday", segment="morning")
-    create(taipei_user, title="Buy milk", date="friday")
-    assert call(taipei_user, "finish_task", title="airport")["status"] == "success"  # contains
-    assert call(taipei_user, "remove_task", title="buy mlik")["status"] == "success"  # similar
+    milk = create(taipei_user, title="Buy milk", date="friday")["data"]["task"]["id"]
+    assert call(taipei_user, "finish_task", title="pick up anna at the airport!")["status"] == (
+        "success"
+    )
+    assert call(taipei_user, "remove_task", title="buy mlik")["status"] == "need_confirmation"
+    assert call(taipei_user, "remove_task", task_id=milk)["status"] == "success"
     assert list(Task.objects.values_list("status", flat=True)) == ["done"]
 
 
