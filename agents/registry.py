@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -40,6 +40,10 @@ class Tool:
     handler: Callable[[ToolContext, dict[str, Any]], Any]
     permission: str | None = None  # the END USER needs it for the tool to be offered
     side_effect: bool = False  # True when the tool changes data
+    # How the built-in offline model reads this tool's arguments from the user's words (None:
+    # the rule does not apply); lower `offline_priority` is tried first.
+    offline_rule: Callable[[str], dict[str, Any] | None] | None = None
+    offline_priority: int = 100
     validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -109,13 +113,41 @@ def tool(
     *,
     permission: str | None = None,
     side_effect: bool = False,
+    offline_rule: Callable[[str], dict[str, Any] | None] | None = None,
+    offline_priority: int = 100,
 ) -> Callable[[Callable[[ToolContext, dict[str, Any]], Any]], Tool]:
     """Decorator form of `register` for a handler function."""
 
     def wrap(handler: Callable[[ToolContext, dict[str, Any]], Any]) -> Tool:
-        return register(Tool(key, description, parameters, handler, permission, side_effect))
+        return register(
+            Tool(
+                key,
+                description,
+                parameters,
+                handler,
+                permission,
+                side_effect,
+                offline_rule,
+                offline_priority,
+            )
+        )
 
     return wrap
+
+
+def offline_rule_set(
+    key: str, rule: Callable[[str], dict[str, Any] | None], *, priority: int = 100
+) -> None:
+    """Give a registered tool its offline-model rule (for tools registered without one)."""
+    registered = _TOOLS[key]
+    _TOOLS[key] = replace(registered, offline_rule=rule, offline_priority=priority)
+
+
+def offline_rules() -> list[tuple[str, Callable[[str], dict[str, Any] | None]]]:
+    """(key, rule) of every tool with an offline rule, most specific (lowest priority) first."""
+    ruled = [t for t in _TOOLS.values() if t.offline_rule is not None]
+    ruled.sort(key=lambda t: t.offline_priority)
+    return [(t.key, t.offline_rule) for t in ruled if t.offline_rule is not None]
 
 
 def get_tool(key: str) -> Tool | None:

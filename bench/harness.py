@@ -206,10 +206,10 @@ import uuid
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.contrib.auth import get_user_model
-from chat.services import message_send
+from delegation.turns import turn_start
 user = get_user_model().objects.get(username="bench")
 with CaptureQueriesContext(connection) as turn:
-    message_send(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=%r)
+    turn_start(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=%r)
 print(len(turn.captured_queries))
 """
 

@@ -29,15 +29,10 @@ from chat.serializers import (
     TokenCreateSerializer,
     TokenSerializer,
 )
-from chat.services import (
-    message_send,
-    preference_set_timezone,
-    session_create,
-    session_delete,
-    session_rename,
-)
+from chat.services import preference_set_timezone, session_create, session_rename
 from chat.tokens import token_create, token_revoke
 from config.errors import NotFound
+from delegation.turns import session_delete, turn_start
 
 ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -157,7 +152,7 @@ class MessageListView(APIView):
         data = serializer.validated_data
         if data.get("timezone"):
             preference_set_timezone(user=request.user, timezone_name=data["timezone"])
-        sent = message_send(
+        sent = turn_start(
             user=request.user,
             session_id=session_id,
             message_id=data.get("id") or uuid.uuid4(),

@@ -13,10 +13,11 @@ from django.conf import settings
 
 from chat.events import envelope, session_group, user_group
 from chat.models import ChatSession
-from chat.selectors import access_run, access_session, message_as_event_data, session_snapshot
-from chat.services import message_send, preference_set_timezone
+from chat.selectors import access_session, message_as_event_data
+from chat.services import preference_set_timezone
 from config.errors import AppError, NotFound
-from delegation.tree import run_stop
+from delegation.selectors import access_run, session_snapshot
+from delegation.turns import turn_start, turn_stop
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if await database_sync_to_async(self._foreign_session)(session_id):
             raise NotFound("session")
         await self._join(session_id)
-        sent = await database_sync_to_async(message_send)(
+        sent = await database_sync_to_async(turn_start)(
             user=self.user, session_id=session_id, message_id=message_id, text=text
         )
         if not sent.created:  # a retry: acknowledge again, start nothing
@@ -131,7 +132,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         run_id = _uuid(frame, "run_id")
 
         def stop() -> None:
-            run_stop(run=access_run(self.user, run_id))
+            turn_stop(run=access_run(self.user, run_id))
 
         await database_sync_to_async(stop)()
 

@@ -15,10 +15,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from rest_framework import exceptions
 
 from chat.events import envelope, session_group
-from chat.selectors import access_run, access_session, session_snapshot
+from chat.selectors import access_session
 from chat.tokens import ApiTokenAuthentication
 from config.errors import AppError
-from delegation.selectors import run_tree
+from delegation.selectors import access_run, run_tree, session_snapshot
 
 
 def _error(status: int, code: str, message: str) -> JsonResponse:

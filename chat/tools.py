@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agents.registry import ToolContext, tool
 from chat.models import ChatMessage, MessageRole
+
+_SEARCH = re.compile(r"(?:search|find)\s+(?:in\s+)?my\s+chats?\s+(?:for\s+)?(.+)", re.IGNORECASE)
+
+
+def search_args(text: str) -> dict[str, Any] | None:
+    """Offline-model rule: "search my chats for budget" → {"query": "budget"}."""
+    match = _SEARCH.search(text)
+    return {"query": match.group(1).strip(" ?.!")} if match else None
 
 
 @tool(
@@ -20,6 +29,8 @@ from chat.models import ChatMessage, MessageRole
         "required": ["query"],
         "additionalProperties": False,
     },
+    offline_rule=search_args,
+    offline_priority=200,
 )
 def search_my_chats(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Matching messages from this user's sessions only, newest first."""

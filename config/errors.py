@@ -39,6 +39,7 @@ ERROR_CODES: dict[str, str] = {
     "model_error": "The model service refused the request or sent a malformed answer.",
     "model_misconfigured": "The agent's provider settings cannot work (e.g. no API key).",
     "run_timeout": "The run went past its deadline.",
+    "budget_exhausted": "The turn used every model call of its budget.",
     "internal_error": "An unexpected server error; it is logged.",
     # REST API (see docs/api.md)
     "not_authenticated": "No credentials were sent.",

@@ -10,12 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.selectors import access_run
 from chat.serializers import ErrorSerializer
 from delegation.models import Run
-from delegation.selectors import run_tree
+from delegation.selectors import access_run, run_tree
 from delegation.serializers import TurnSerializer
-from delegation.tree import run_stop
+from delegation.turns import turn_stop
 
 ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -46,7 +45,7 @@ class RunCancelView(APIView):
     def post(self, request: Request, run_id: uuid.UUID) -> Response:
         """Cancel (a run that already ended is answered as it is)."""
         run = access_run(request.user, run_id)
-        run_stop(run=run)
+        turn_stop(run=run)
         run.refresh_from_db()
         return Response(
             TurnSerializer(run, context=_tree_context(run)).data, status=status.HTTP_202_ACCEPTED

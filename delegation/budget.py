@@ -27,11 +27,12 @@ class BudgetState:
     delegations_left: int
     model_calls_left: int
     tokens_left: int
+    max_model_calls: int
 
-    @property
-    def spent(self) -> bool:
-        """True once model calls or tokens are used up: every run's next call is its last."""
-        return self.model_calls_left <= 0 or self.tokens_left <= 0
+    def must_answer(self, *, depth: int) -> bool:
+        """Whether a run at `depth` must answer with its next call (no tools): the calls left
+        after it are only enough for each caller above it to answer, or tokens are spent."""
+        return self.model_calls_left <= depth + 1 or self.tokens_left <= 0
 
 
 def budget_state(*, root_id: Any) -> BudgetState:
@@ -44,14 +45,23 @@ def budget_state(*, root_id: Any) -> BudgetState:
         delegations_left=limits["max_delegations"] - root.tree_delegations,
         model_calls_left=limits["max_model_calls"] - root.tree_model_calls,
         tokens_left=limits["max_tokens"] - root.tree_tokens,
+        max_model_calls=limits["max_model_calls"],
     )
 
 
-def budget_charge_model_call(*, root_id: Any, tokens: int) -> None:
-    """Count one model call and its tokens against the turn (atomic, from any worker)."""
-    Run.objects.filter(pk=root_id).update(
-        tree_model_calls=F("tree_model_calls") + 1, tree_tokens=F("tree_tokens") + tokens
+def budget_reserve_model_call(*, root_id: Any, limit: int) -> bool:
+    """Take one model call from the turn if fewer than `limit` were made (atomic: parallel runs
+    of the tree together never pass it); False when the turn has used them all."""
+    return bool(
+        Run.objects.filter(pk=root_id, tree_model_calls__lt=limit).update(
+            tree_model_calls=F("tree_model_calls") + 1
+        )
     )
+
+
+def budget_charge_tokens(*, root_id: Any, tokens: int) -> None:
+    """Count a model call's tokens against the turn (atomic, from any worker)."""
+    Run.objects.filter(pk=root_id).update(tree_tokens=F("tree_tokens") + tokens)
 
 
 def budget_take_delegation(*, root_id: Any) -> bool:

@@ -47,10 +47,11 @@ def delegate_tool_schema(targets: list[Agent]) -> dict[str, Any]:
                     "reason": {
                         "type": "string",
                         "maxLength": 500,
-                        "description": "Why this expert (kept in the delegation record).",
+                        "description": "Why this expert, in one sentence (kept in the "
+                        "delegation record and shown to admins).",
                     },
                 },
-                "required": ["target", "task"],
+                "required": ["target", "task", "reason"],
                 "additionalProperties": False,
             },
         },

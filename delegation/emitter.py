@@ -5,8 +5,16 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.core.cache import cache
+
 from chat.events import emit, envelope
 from delegation.models import Run
+
+# A run whose events are sent by a process other than its last worker (a stop, the sweeper, a
+# takeover) continues its sequence this far past the last saved number: the worker may have
+# sent events since its last save, and `seq` must never repeat within a run.
+SEQ_GAP = 1000
+ENDED_KEY = "run-ended:{}"  # set when a run ends, so a worker still streaming it falls silent
 
 
 def agent_tag(run: Run) -> dict[str, Any]:
@@ -16,21 +24,33 @@ def agent_tag(run: Run) -> dict[str, Any]:
         "kind": "entry" if run.parent_id is None else "sub",
         "name": config["name"],
         "display_name": config["display_name"],
-        "depth": run.depth,
+        "depth": len(run.path) - 1,
         "path": list(run.path),
     }
 
 
-class RunEmitter:
-    """Numbers and tags every event a run sends; `seq` continues across task deliveries."""
+def run_mark_ended(run_id: Any) -> None:
+    """Remember that the run ended, for workers that may still be streaming it elsewhere."""
+    cache.set(ENDED_KEY.format(run_id), 1, 3600)
 
-    def __init__(self, run: Run) -> None:
+
+class RunEmitter:
+    """Numbers and tags every event a run sends; `seq` continues across task deliveries.
+
+    Once the run has ended elsewhere, a worker's late events are dropped: nothing of a run is
+    emitted after its `run.completed`, except by the one who ends it (`closing`).
+    """
+
+    def __init__(self, run: Run, *, foreign: bool = False) -> None:
         self.run = run
         self.tag = agent_tag(run)
-        self.seq = run.last_seq
+        self.seq = run.last_seq + (SEQ_GAP if foreign else 0)
+        self.closing = False
 
-    def emit(self, type: str, message_id: uuid.UUID | None = None, **data: Any) -> None:
-        """Emit one event of this run (after commit)."""
+    def emit(self, type: str, message_id: uuid.UUID | None = None, **data: Any) -> bool:
+        """Emit one event of this run (after commit); False if the run already ended."""
+        if not self.closing and cache.get(ENDED_KEY.format(self.run.id)):
+            return False
         self.seq += 1
         emit(
             envelope(
@@ -43,3 +63,4 @@ class RunEmitter:
                 data=data,
             )
         )
+        return True

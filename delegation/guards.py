@@ -24,17 +24,41 @@ def depth_limit(*, caller: Run) -> int:
     return min(caller.agent_config["max_depth"], root_limit, settings.DELEGATION_MAX_DEPTH)
 
 
+def _candidates(caller: Run) -> list[Agent]:
+    """The caller's allowed experts that are enabled, delegatable and not on its path."""
+    if not hasattr(caller, "_delegation_candidates"):
+        names = [
+            n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path
+        ]
+        found = Agent.objects.filter(name__in=names, enabled=True, delegatable=True)
+        caller._delegation_candidates = list(found.select_related("access_group"))  # type: ignore[attr-defined]
+    return caller._delegation_candidates  # type: ignore[attr-defined]
+
+
 def delegation_targets(*, caller: Run) -> list[Agent]:
     """The agents this caller may delegate to right now (what the delegate tool offers)."""
     if caller.depth + 1 > depth_limit(caller=caller):
         return []
-    names = [n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path]
-    candidates = Agent.objects.filter(name__in=names, enabled=True, delegatable=True)
-    return [
-        a
-        for a in candidates.select_related("access_group")
-        if agent_usable_by(agent=a, user=caller.user)
-    ]
+    return [a for a in _candidates(caller) if agent_usable_by(agent=a, user=caller.user)]
+
+
+def experts_out_of_reach(*, caller: Run) -> list[str]:
+    """The caller's experts the END USER may not use, each as "name (Display): needs …", so
+    the model can tell the user that access, not absence, is why (never silently hidden)."""
+    if not caller.agent_config.get("allowed_subagents"):
+        return []
+    out = []
+    for agent in _candidates(caller):
+        if agent_usable_by(agent=agent, user=caller.user):
+            continue
+        needs = []
+        if agent.access_group_id:
+            needs.append(f"the '{agent.access_group.name}' group")
+        if agent.access_permission:
+            needs.append(f"the '{agent.access_permission}' permission")
+        tags = f"; tags: {', '.join(agent.tags)}" if agent.tags else ""
+        out.append(f"{agent.name} ({agent.display_name}{tags}): needs {' and '.join(needs)}")
+    return out
 
 
 def delegation_check(*, caller: Run, target_name: str) -> Agent:

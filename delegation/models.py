@@ -87,6 +87,8 @@ class Run(models.Model):
     def __str__(self) -> str:
         return f"{'/'.join(self.path)} ({self.status})"
 
+    taken_over = False  # set by run_claim when this delivery took the run from a dead worker
+
     @property
     def root_id_or_self(self) -> uuid.UUID:
         """The id of the turn's root run."""

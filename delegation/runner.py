@@ -7,6 +7,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from django.conf import settings
@@ -15,15 +16,15 @@ from django.utils import timezone
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool, ToolContext, ToolResult, execute, tools_for
-from chat.models import ChatMessage, MessageRole, MessageStatus
+from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
-from delegation.budget import budget_charge_model_call, budget_state
+from delegation.budget import budget_charge_tokens, budget_reserve_model_call, budget_state
 from delegation.delegate_tool import DELEGATE, delegate_tool_schema
 from delegation.emitter import RunEmitter
-from delegation.guards import delegation_targets
+from delegation.ending import run_end, run_failure
+from delegation.guards import delegation_targets, experts_out_of_reach
 from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
-from delegation.outcome import run_end
 from delegation.services import (
     RunStopped,
     run_claim,
@@ -37,7 +38,25 @@ from delegation.tree import delegation_begin, delegation_result
 
 logger = logging.getLogger(__name__)
 
-WAITING = object()  # a step that started delegations still running
+
+class StepKind(Enum):
+    """What one step of a run came to."""
+
+    ANSWERED = "answered"  # the model answered without tool calls: the run is done
+    WAITING = "waiting"  # delegations are still working: the run waits without a worker
+    CONTINUE = "continue"  # tools ran: call the model again
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One step's outcome, with the answer text when it answered."""
+
+    kind: StepKind
+    answer: str = ""
+
+
+CONTINUE = StepResult(StepKind.CONTINUE)
+WAITING = StepResult(StepKind.WAITING)
 
 
 @dataclass(frozen=True)
@@ -59,25 +78,17 @@ def run_advance(*, run_id: Any) -> AdvanceOutcome:
     run, retry_in = run_claim(run_id=run_id)
     if run is None:
         return AdvanceOutcome("busy" if retry_in else "noop", retry_in=retry_in)
-    emitter = RunEmitter(run)
+    emitter = RunEmitter(run, foreign=run.taken_over)
     try:
         with LeaseKeeper(run) as lease:
             return _advance(run, emitter, lease)
     except RunStopped:
-        ChatMessage.objects.filter(run=run, status=MessageStatus.STREAMING).update(
-            status=MessageStatus.CANCELLED
-        )
-        return AdvanceOutcome("stopped")
+        return AdvanceOutcome("stopped")  # whoever ended the run closed its messages
     except ProviderError as exc:
-        return _end(run, emitter, RunStatus.FAILED, error=_error(exc.code, exc.message))
-    except Exception:
+        return _end(run, emitter, RunStatus.FAILED, error=run_failure(exc.code, exc.message))
+    except Exception as exc:
         logger.exception("run %s failed", run.id)
-        return _end(
-            run,
-            emitter,
-            RunStatus.FAILED,
-            error=_error("internal_error", "Something went wrong on our side."),
-        )
+        return _end(run, emitter, RunStatus.FAILED, error=run_failure("internal_error", repr(exc)))
 
 
 def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcome:
@@ -85,17 +96,13 @@ def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcom
     while True:
         lease.check()
         if timezone.now() > run.deadline:
-            return _end(
-                run,
-                emitter,
-                RunStatus.TIMED_OUT,
-                error=_error("run_timeout", "The run went past its time limit."),
-            )
+            error = run_failure("run_timeout", "The run went past its deadline.")
+            return _end(run, emitter, RunStatus.TIMED_OUT, error=error)
         result = _step(run, emitter, lease)
-        if result is WAITING:
+        if result.kind is StepKind.WAITING:
             return AdvanceOutcome(RunStatus.WAITING)
-        if isinstance(result, str):
-            return _end(run, emitter, RunStatus.SUCCEEDED, answer=result)
+        if result.kind is StepKind.ANSWERED:
+            return _end(run, emitter, RunStatus.SUCCEEDED, answer=result.answer)
         if _should_hand_over(task_started):
             run_release(run=run)
             return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
@@ -107,50 +114,32 @@ def _should_hand_over(task_started: float) -> bool:
     return elapsed + settings.MODEL_CALL_WORST_SECONDS > settings.CELERY_TASK_SOFT_TIME_LIMIT
 
 
-def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> object:
-    """One step: finish pending tool calls, or make one model call. The answer text, WAITING,
-    or None to go on."""
+def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> StepResult:
+    """One step: finish the tool calls still without a result, or make one model call."""
     tools = _effective_tools(run)
     pending = _pending_tool_calls(run.transcript)
     if pending:
         return _run_tools(run, emitter, pending, tools)
-    config = run.agent_config
-    # A run's first call fits the budget it was created with; later ones check what is left.
-    spent = run.steps > 0 and budget_state(root_id=run.root_id_or_self).spent
-    final_step = run.steps + 1 >= config["max_steps"] or spent  # then no tools: answer
-    schemas = [t.openai_schema() for t in tools.values()]
-    targets = [] if final_step else _targets(run)
-    if targets:
-        schemas.append(delegate_tool_schema(targets))
-    request = ModelRequest(
-        model=config["model"] or settings.OPENAI_MODEL,
-        messages=_model_messages(run),
-        tools=[] if final_step else schemas,
-        temperature=config["temperature"],
-        max_tokens=config["max_tokens"],
-        base_url=config["base_url"],
-        api_key_env=config.get("api_key_env", ""),
-    )
-    provider = provider_for(config["provider"])
+    return _model_call(run, emitter, lease, tools)
+
+
+def _model_call(
+    run: Run, emitter: RunEmitter, lease: LeaseKeeper, tools: dict[str, Tool]
+) -> StepResult:
+    """Call the model once, streaming its text; run the tools it asks for."""
+    budget = budget_state(root_id=run.root_id_or_self)
+    if not budget_reserve_model_call(root_id=run.root_id_or_self, limit=budget.max_model_calls):
+        raise _BudgetExhausted
+    # The last call of a run offers no tools, so it answers: at the step limit, and when the
+    # turn's budget only has room left for this run and each caller above it to answer.
+    final = run.steps + 1 >= run.agent_config["max_steps"] or budget.must_answer(depth=run.depth)
+    request = _request(run, tools, final)
+    provider = provider_for(run.agent_config["provider"])
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(emitter, message_id_for(run, "text", run.steps), label)
-    calls: list[ToolCallRequest] = []
-    usage = Usage()
-    try:
-        for event in provider.stream(request):
-            lease.check()
-            if isinstance(event, TextDelta):
-                stream.add(event.text)
-            elif isinstance(event, ToolCallRequest):
-                calls.append(event)
-            elif isinstance(event, Usage):
-                usage = event
-    except RunStopped:
-        if Run.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists():
-            stream.abandon()  # stopped by the user: keep the words they saw (not on takeover)
-        raise
+    calls, usage = _stream(provider, request, stream, lease)
     run.usage = usage_add(run.usage, usage.prompt_tokens, usage.completion_tokens)
-    budget_charge_model_call(root_id=run.root_id_or_self, tokens=usage.total_tokens)
+    budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
     run.steps += 1
     if not calls and not stream.text.strip():
         stream.add("(The model returned an empty answer.)")
@@ -170,19 +159,79 @@ def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> object:
     run.transcript = [*run.transcript, assistant]
     _save(run, emitter)
     if calls:
-        return _run_tools(run, emitter, _pending_tool_calls(run.transcript), tools, fresh=True)
-    return stream.text
+        return _run_tools(run, emitter, _pending_tool_calls(run.transcript), tools)
+    return StepResult(StepKind.ANSWERED, stream.text)
+
+
+class _BudgetExhausted(ProviderError):
+    """The turn has no model call left for this run."""
+
+    def __init__(self) -> None:
+        super().__init__("budget_exhausted", "The turn used every model call of its budget.")
+
+
+def _stream(
+    provider: Any, request: ModelRequest, stream: MessageStream, lease: LeaseKeeper
+) -> tuple[list[ToolCallRequest], Usage]:
+    """Relay one model call's text; its tool calls and usage. NUL characters are dropped."""
+    calls: list[ToolCallRequest] = []
+    usage = Usage()
+    try:
+        for event in provider.stream(request):
+            lease.check()
+            if isinstance(event, TextDelta):
+                stream.add(event.text.replace("\x00", ""))
+            elif isinstance(event, ToolCallRequest):
+                arguments = event.arguments.replace("\x00", "").replace("\\u0000", "")
+                calls.append(ToolCallRequest(event.id, event.name, arguments))
+            elif isinstance(event, Usage):
+                usage = event
+    except RunStopped:
+        stream.keep_text()  # stopped or taken over: keep the words already shown, emit nothing
+        raise
+    except Exception:
+        stream.persist()  # the run is about to end failed: its end closes this message
+        raise
+    return calls, usage
+
+
+def _request(run: Run, tools: dict[str, Tool], final: bool) -> ModelRequest:
+    """The model request of this step: the pinned config, transcript and offered tools."""
+    config = run.agent_config
+    schemas = [] if final else [t.openai_schema() for t in tools.values()]
+    targets = [] if final else _targets(run)
+    if targets:
+        schemas.append(delegate_tool_schema(targets))
+    return ModelRequest(
+        model=config["model"] or settings.OPENAI_MODEL,
+        messages=_model_messages(run),
+        tools=schemas,
+        temperature=config["temperature"],
+        max_tokens=config["max_tokens"],
+        base_url=config["base_url"],
+        api_key_env=config.get("api_key_env", ""),
+    )
 
 
 def _targets(run: Run) -> list[Any]:
     """Who the run may delegate to, looked up once per delivery."""
     if not hasattr(run, "_delegation_targets"):
-        run._delegation_targets = delegation_targets(caller=run)
-    return run._delegation_targets
+        run._delegation_targets = delegation_targets(caller=run)  # type: ignore[attr-defined]
+    return run._delegation_targets  # type: ignore[attr-defined]
 
 
 def _model_messages(run: Run) -> list[dict[str, Any]]:
+    """System prompt (with the experts this user may not use, so the model can say so), then
+    the transcript."""
     prompt = run.agent_config["system_prompt"]
+    out_of_reach = experts_out_of_reach(caller=run)
+    if out_of_reach:
+        names = "; ".join(out_of_reach)
+        prompt = (
+            f"{prompt}\n\nExperts that exist but this user may not use (no access): {names}. "
+            "If the request needs one of them, tell the user plainly that they do not have "
+            "access and whom to ask; do not guess its answer."
+        ).strip()
     system = [{"role": "system", "content": prompt}] if prompt else []
     return [*system, *run.transcript]
 
@@ -207,17 +256,15 @@ def _run_tools(
     emitter: RunEmitter,
     pending: list[tuple[int, dict[str, Any]]],
     tools: dict[str, Tool],
-    fresh: bool = False,
-) -> object:
+) -> StepResult:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
-    calls start children (or collect their results when they have ended). WAITING if any child
-    is still working."""
+    calls start children (or collect their results when they have ended)."""
     step = run.steps - 1
     waiting = False
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         if call["function"]["name"] == DELEGATE:
-            content = _delegation(run, emitter, call, message_id, fresh)
+            content = _delegation(run, emitter, call, message_id)
             if content is None:
                 waiting = True
                 continue
@@ -231,15 +278,15 @@ def _run_tools(
     run.last_seq = emitter.seq
     if waiting and run_wait_or_continue(run=run):
         return WAITING
-    return None
+    return CONTINUE
 
 
 def _delegation(
-    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID, fresh: bool
+    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID
 ) -> str | None:
-    """The result of a delegate call whose child has ended, or None while one is working.
-    A call the model just made (`fresh`) has no child yet; a resumed one may."""
-    child = None if fresh else run.children.filter(parent_tool_call_id=call["id"]).first()
+    """The result of a delegate call whose child has ended; None while it works (a call with
+    no child yet starts one, or is refused with the refusal as its result)."""
+    child = run.children.filter(parent_tool_call_id=call["id"]).first()
     if child is None:
         return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
     return delegation_result(child=child) if child.is_final else None
@@ -280,7 +327,7 @@ def _tool(
         message_id=message_id,
         session_id=run.session_id,
         role=MessageRole.TOOL,
-        run=run,
+        run_id=run.id,
         agent=emitter.tag,
         status=MessageStatus.COMPLETED,
         tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
@@ -306,10 +353,6 @@ def _parse_for_display(raw: str) -> Any:
 def _save(run: Run, emitter: RunEmitter) -> None:
     run.last_seq = emitter.seq
     run_save_progress(run=run)
-
-
-def _error(code: str, message: str) -> dict[str, str]:
-    return {"code": code, "message": message}
 
 
 def _end(

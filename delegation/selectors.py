@@ -1,10 +1,17 @@
-"""Reads of runs: a turn's delegation tree in the order it unfolded."""
+"""Reads of runs, always scoped to the requesting user: access, a session's turns, a turn's tree."""
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
+from django.conf import settings
 from django.db.models import Q
 
-from delegation.models import Run
+from chat.models import ChatSession, MessageRole
+from chat.selectors import message_as_event_data, session_messages
+from config.errors import NotFound
+from delegation.models import FINAL_STATUSES, Run
 
 
 def run_tree(*, run: Run) -> list[Run]:
@@ -25,3 +32,51 @@ def run_tree(*, run: Run) -> list[Run]:
         ordered.append(current)
         stack.extend(reversed(children.get(current.id, [])))
     return ordered
+
+
+def access_run(user: Any, run_id: uuid.UUID | str) -> Run:
+    """The user's own run, or NotFound."""
+    run = Run.objects.filter(pk=run_id, user=user).first()
+    if run is None:
+        raise NotFound("run")
+    return run
+
+
+def session_active_run(*, session: ChatSession) -> Run | None:
+    """The root run still working in this session, if any."""
+    return (
+        Run.objects.filter(session=session, parent__isnull=True)
+        .exclude(status__in=FINAL_STATUSES)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def session_snapshot(*, session: ChatSession, run_ids: set[Any] | None = None) -> dict[str, Any]:
+    """The saved transcript with in-flight messages, as `session.snapshot` carries it; with
+    `run_ids`, only that turn (its user message and the messages of those runs)."""
+    messages = session_messages(session=session)
+    if run_ids is not None:
+        user_messages = Run.objects.filter(pk__in=run_ids).values("user_message_id")
+        messages = messages.filter(Q(run_id__in=run_ids) | Q(pk__in=user_messages))
+    active = session_active_run(session=session)
+    return {
+        "session": {"id": str(session.id), "title": session.title},
+        "messages": [message_as_event_data(m) for m in messages],
+        "active_run_id": str(active.id) if active else None,
+    }
+
+
+def model_history(*, session: ChatSession) -> list[dict[str, Any]]:
+    """Earlier turns of the session as model messages: each user text and its final answer."""
+    runs = (
+        Run.objects.filter(session=session, parent__isnull=True, status__in=FINAL_STATUSES)
+        .order_by("-created_at")
+        .only("task", "answer", "error", "status")[: settings.CHAT_HISTORY_TURNS]
+    )
+    history: list[dict[str, Any]] = []
+    for run in reversed(list(runs)):
+        history.append({"role": MessageRole.USER.value, "content": run.task})
+        reply = run.answer or f"(no answer: {(run.error or {}).get('message', run.status)})"
+        history.append({"role": "assistant", "content": reply})
+    return history

@@ -12,8 +12,16 @@ from django.utils import timezone
 
 from agents.models import Agent
 from agents.services import agent_snapshot
+from config.enqueue import enqueue
 from delegation.budget import budget_initial
 from delegation.models import FINAL_STATUSES, Run, RunStatus
+
+ADVANCE_RUN = "delegation.advance_run"  # the Celery task (delegation.tasks), enqueued by name
+
+
+def run_enqueue(*, run_id: Any) -> None:
+    """Have a worker advance the run once the current transaction commits."""
+    enqueue(ADVANCE_RUN, str(run_id))
 
 
 class RunStopped(Exception):
@@ -99,6 +107,9 @@ def run_claim(*, run_id: Any) -> tuple[Run | None, float]:
             return None, 0.0
         if run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at > now:
             return None, (run.lease_expires_at - now).total_seconds() + 1
+        # A run left `running` by a worker whose lease expired is taken over: that worker may
+        # have sent events it never saved, so this delivery's event numbers skip ahead.
+        run.taken_over = run.status == RunStatus.RUNNING
         run.status = RunStatus.RUNNING
         run.started_at = run.started_at or now
         run.lease_expires_at = _lease()
@@ -112,9 +123,12 @@ def _held(run: Run) -> Any:
     return Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, lease_token=run.lease_token)
 
 
-def run_heartbeat(*, run: Run) -> None:
-    """Renew the lease; raise RunStopped if the run is no longer this worker's to run."""
-    if not _held(run).update(lease_expires_at=_lease()):
+def run_heartbeat(*, run: Run, seq: int | None = None) -> None:
+    """Renew the lease (and save the last event number sent); RunStopped if not ours."""
+    fields: dict[str, Any] = {"lease_expires_at": _lease()}
+    if seq is not None:
+        fields["last_seq"] = seq
+    if not _held(run).update(**fields):
         raise RunStopped
 
 
@@ -196,12 +210,11 @@ def run_finish(
 
 
 def usage_add(usage: dict[str, int], prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    """Usage with one more model call's tokens added."""
+    """Usage with one more model call's tokens added (the number of calls is the run's steps)."""
     prompt = usage.get("prompt_tokens", 0) + prompt_tokens
     completion = usage.get("completion_tokens", 0) + completion_tokens
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-        "model_calls": usage.get("model_calls", 0) + 1,
     }

@@ -7,7 +7,7 @@ import uuid
 
 from django.conf import settings
 
-from chat.models import MessageRole, MessageStatus
+from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from delegation.emitter import RunEmitter
 from delegation.services import run_heartbeat
@@ -40,14 +40,18 @@ class MessageStream:
         if now - self._flushed_at >= settings.EVENT_COALESCE_MS / 1000:
             self._flush(now)
         if now - self._saved_at >= PERSIST_INTERVAL:
-            run_heartbeat(run=self.emitter.run)  # raises RunStopped once the user stops the turn
+            # Raises RunStopped once the run ended elsewhere; saves how many events were sent.
+            run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
             self._save(MessageStatus.STREAMING)
             self._saved_at = now
 
     def complete(self, *, usage: dict[str, int], status: str = MessageStatus.COMPLETED) -> None:
-        """Send what is left, save the whole text and emit `message.completed`."""
+        """Send what is left, save the whole text and emit `message.completed` (RunStopped if
+        the run ended meanwhile: then its end already closed the message)."""
         if not self._started:
             self._start()
+        if self.fenced:
+            run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
         self._flush(time.monotonic())
         self._save(status)
         self.emitter.emit(
@@ -59,11 +63,22 @@ class MessageStream:
             model=self.model_label,
         )
 
-    def abandon(self) -> None:
-        """Keep what the user already saw when the run was stopped mid-message, and tell open
-        pages the message's final text (they converge on it, as after a reload)."""
+    def persist(self) -> None:
+        """Save the text so far, still streaming (the run's end closes the message)."""
         if self._started:
-            self.complete(usage={}, status=MessageStatus.CANCELLED)
+            self._save(MessageStatus.STREAMING)
+
+    def keep_text(self) -> None:
+        """After the run ended elsewhere (stopped, timed out, taken over): keep the words
+        already shown in the saved message, without changing its status or emitting."""
+        if not self._started:
+            return
+        ended = ChatMessage.objects.filter(pk=self.message_id).exclude(
+            status=MessageStatus.STREAMING
+        )
+        saved = ended.values_list("content", flat=True).first()
+        if saved is not None and len(saved) < len(self.text) and self.text.startswith(saved):
+            ended.update(content=self.text)
 
     @property
     def started(self) -> bool:
@@ -92,7 +107,7 @@ class MessageStream:
             message_id=self.message_id,
             session_id=run.session_id,
             role=MessageRole.AGENT,
-            run=run,
+            run_id=run.id,
             agent=self.emitter.tag,
             content=self.text,
             status=status,

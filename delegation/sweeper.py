@@ -8,9 +8,9 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from config.enqueue import enqueue
+from delegation.ending import run_end, run_failure
 from delegation.models import FINAL_STATUSES, Run, RunStatus
-from delegation.outcome import run_end
+from delegation.services import run_enqueue
 
 BATCH = 200
 
@@ -18,8 +18,6 @@ BATCH = 200
 def runs_sweep() -> dict[str, int]:
     """Time out runs past their deadline (their callers resume with an error), re-send runs
     whose worker died (lease expired) or whose task was lost (queued too long)."""
-    from delegation.tasks import advance_run
-
     now = timezone.now()
     timed_out = 0
     for run in Run.objects.filter(deadline__lt=now).exclude(status__in=FINAL_STATUSES)[:BATCH]:
@@ -27,7 +25,7 @@ def runs_sweep() -> dict[str, int]:
             run=run,
             status=RunStatus.TIMED_OUT,
             fenced=False,
-            error={"code": "run_timeout", "message": "The run went past its time limit."},
+            error=run_failure("run_timeout", "The run went past its deadline."),
         )
     # A dead worker's run (lease expired) is re-sent at most once per lease period, and a queued
     # run whose task was lost once per QUEUED_STALE_SECONDS; `queued_at` records the last send.
@@ -43,6 +41,6 @@ def runs_sweep() -> dict[str, int]:
     resent = 0
     for run_id in Run.objects.filter(dead_worker | lost_task).values_list("id", flat=True)[:BATCH]:
         Run.objects.filter(pk=run_id).update(queued_at=now)
-        enqueue(advance_run, str(run_id))
+        run_enqueue(run_id=run_id)
         resent += 1
     return {"timed_out": timed_out, "resent": resent}

@@ -1,4 +1,4 @@
-"""The delegation tree: start a child for a delegate call, finish it into its parent, stop trees."""
+"""The delegation tree: start a child for a delegate call, report a finished child to its caller."""
 
 from __future__ import annotations
 
@@ -12,13 +12,12 @@ from django.utils import timezone
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
-from config.enqueue import enqueue
 from delegation.budget import budget_state, budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
 from delegation.guards import DelegationRefused, delegation_check
 from delegation.models import FINAL_STATUSES, Run, RunStatus
-from delegation.services import run_create_child
+from delegation.services import run_create_child, run_enqueue
 
 FAILURE_WORDS = {
     RunStatus.FAILED: ("delegation_failed", "I asked the {name} but it could not finish"),
@@ -44,7 +43,10 @@ def delegation_begin(
     except DelegationRefused as exc:
         return _refuse(caller, emitter, call, message_id, raw, exc.code, exc.message)
     prompt = child_prompt(arguments["task"], arguments["context"])
-    if not budget_take_delegation(root_id=caller.root_id_or_self):
+    # The child's calls: what the turn has left, less one for the caller and each caller above
+    # it to answer once the child is done.
+    calls_left = budget_state(root_id=caller.root_id_or_self).model_calls_left - (caller.depth + 1)
+    if calls_left < 1 or not budget_take_delegation(root_id=caller.root_id_or_self):
         return _refuse(
             caller,
             emitter,
@@ -52,16 +54,19 @@ def delegation_begin(
             message_id,
             raw,
             "delegation_budget",
-            "This turn has already asked as many experts as it may.",
+            "This turn has no budget left to ask another expert.",
         )
+    reason = arguments["reason"].strip() or (
+        f"Chosen by {caller.agent_config['display_name']} without a stated reason; "
+        f"{target.display_name} is for: {target.description or ', '.join(target.tags) or '—'}"
+    )
     with transaction.atomic():
-        calls_left = budget_state(root_id=caller.root_id_or_self).model_calls_left
         child = run_create_child(
             caller=caller,
             target=target,
             call_id=call["id"],
             prompt=prompt,
-            reason=arguments["reason"],
+            reason=reason,
             max_steps=calls_left,
         )
         info = {
@@ -75,9 +80,7 @@ def delegation_begin(
             caller, emitter, call, message_id, arguments, MessageStatus.STREAMING, delegation=info
         )
         emitter.emit("delegation.started", message_id, call_id=call["id"], **info)
-        from delegation.tasks import advance_run  # tasks import the runner, which imports us
-
-        enqueue(advance_run, str(child.id))
+        run_enqueue(run_id=child.id)
     return None
 
 
@@ -137,7 +140,7 @@ def _save_message(
         message_id=message_id,
         session_id=caller.session_id,
         role=MessageRole.TOOL,
-        run=caller,
+        run_id=caller.id,
         agent=emitter.tag,
         status=status,
         tool={"call_id": call["id"], "name": DELEGATE, "arguments": arguments, **tool},
@@ -172,8 +175,6 @@ def delegation_result(*, child: Run) -> str:
 
 def delegation_complete(*, child: Run) -> None:
     """Report a child's end to its caller; the last child to end re-enqueues the caller."""
-    from delegation.tasks import advance_run
-
     with transaction.atomic():
         parent = Run.objects.select_for_update().filter(pk=child.parent_id).first()
         if parent is None:
@@ -215,48 +216,4 @@ def delegation_complete(*, child: Run) -> None:
             Run.objects.filter(pk=parent.pk).update(
                 status=RunStatus.QUEUED, queued_at=timezone.now()
             )
-            enqueue(advance_run, str(parent.id))
-
-
-def subtree_ids(*, run: Run) -> list[uuid.UUID]:
-    """The run and every run below it."""
-    ids, frontier = [run.id], [run.id]
-    while frontier:
-        frontier = list(Run.objects.filter(parent_id__in=frontier).values_list("id", flat=True))
-        ids.extend(frontier)
-    return ids
-
-
-def run_stop(*, run: Run) -> bool:
-    """Cancel a run and everything below it; a stopped expert's caller goes on without it."""
-    with transaction.atomic():
-        ids = subtree_ids(run=run)
-        active = list(
-            Run.objects.select_for_update().filter(pk__in=ids).exclude(status__in=FINAL_STATUSES)
-        )
-        if not active:
-            return False
-        Run.objects.filter(pk__in=[r.id for r in active]).update(
-            status=RunStatus.CANCELLED,
-            finished_at=timezone.now(),
-            lease_expires_at=None,
-            lease_token=None,
-        )
-        ChatMessage.objects.filter(run_id__in=ids, status=MessageStatus.STREAMING).update(
-            status=MessageStatus.CANCELLED
-        )
-        for stopped in active:
-            stopped.status = RunStatus.CANCELLED
-            emit(
-                envelope(
-                    "run.completed",
-                    session_id=stopped.session_id,
-                    run_id=stopped.id,
-                    agent=agent_tag(stopped),
-                    data={"status": RunStatus.CANCELLED, "usage": stopped.usage, "error": None},
-                )
-            )
-        top = next((r for r in active if r.id == run.id), None)
-        if top is not None and top.parent_id:
-            delegation_complete(child=top)
-    return True
+            run_enqueue(run_id=parent.id)

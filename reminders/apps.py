@@ -11,3 +11,6 @@ class RemindersConfig(AppConfig):
 
     def ready(self) -> None:
         from reminders import tools  # noqa: F401  (registers tools)
+        from reminders.offline_rules import rules_attach
+
+        rules_attach()

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from agents.registry import offline_rule_set
 from reminders.dates import SEGMENT_WORDS
 from reminders.weather import OFFLINE_ALIASES, OFFLINE_CITIES
 
@@ -216,6 +217,7 @@ def cancel_reminder_args(text: str) -> Args:
 
 
 # Most specific first: an agent holding several planner tools picks the first rule that applies.
+# Each becomes its tool's offline rule (`rules_attach`, called once the tools are registered).
 PLANNER_RULES: dict[str, Callable[[str], Args]] = {
     "cancel_reminder": cancel_reminder_args,
     "list_reminders": list_reminders_args,
@@ -229,3 +231,9 @@ PLANNER_RULES: dict[str, Callable[[str], Args]] = {
     "query_tasks": query_tasks_args,
     "create_task": create_task_args,
 }
+
+
+def rules_attach() -> None:
+    """Give each planner tool its offline rule, in the order above (before the built-ins')."""
+    for priority, (key, rule) in enumerate(PLANNER_RULES.items()):
+        offline_rule_set(key, rule, priority=priority)

@@ -78,7 +78,7 @@ class Team:
     def _reply(self, body: dict[str, Any]) -> Reply:
         first = body["messages"][0]
         agent = (
-            first["content"].removeprefix("You are ").rstrip(".")
+            first["content"].split("\n")[0].removeprefix("You are ").rstrip(".")
             if first["role"] == "system"
             else "?"
         )

@@ -6,49 +6,16 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
-from reminders.offline_rules import PLANNER_RULES
+from agents.registry import offline_rules
+from agents.tools.offline_rules import ARITHMETIC
 
 OFFLINE_LABEL = "[offline model]"
-
-_ARITHMETIC = re.compile(r"[-+(]*\d[\d.\s]*(?:[-+*/^%×÷]\s*[-+(]*\d[\d.\s)]*)+")
-_TIME_WORDS = re.compile(
-    r"\b(time|date|today|weekday|what day)\b|几点|时间|日期|今天|星期|幾點|時間", re.IGNORECASE
-)
-_SEARCH = re.compile(r"(?:search|find)\s+(?:in\s+)?my\s+chats?\s+(?:for\s+)?(.+)", re.IGNORECASE)
-
-
-def _time_args(text: str) -> dict[str, Any] | None:
-    return {} if _TIME_WORDS.search(text) else None
-
-
-def _calculate_args(text: str) -> dict[str, Any] | None:
-    match = _ARITHMETIC.search(text)
-    if not match:
-        return None
-    expression = match.group(0).replace("×", "*").replace("÷", "/").strip()
-    return {"expression": expression}
-
-
-def _search_args(text: str) -> dict[str, Any] | None:
-    match = _SEARCH.search(text)
-    return {"query": match.group(1).strip(" ?.!")} if match else None
-
-
-# tool key -> how to read its arguments from the user's words (None: the rule does not apply).
-# The planner's rules come first: they need explicit cues ("add a task", "remind me"), while
-# the time rule fires on any "today".
-RULES: dict[str, Callable[[str], dict[str, Any] | None]] = {
-    **PLANNER_RULES,
-    "calculate": _calculate_args,
-    "current_time": _time_args,
-    "search_my_chats": _search_args,
-}
 
 
 class OfflineProvider:
@@ -57,13 +24,9 @@ class OfflineProvider:
     name = "offline"
 
     def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
-        """Stream a deterministic reply word by word, or one tool call."""
+        """Stream a deterministic reply word by word, or tool calls."""
         last = request.messages[-1] if request.messages else {"role": "user", "content": ""}
-        offered = {t["function"]["name"]: t for t in request.tools}
-        calls = [] if last["role"] == "tool" else _route(_text(last), offered.get("delegate"))
-        if not calls and last["role"] != "tool":
-            picked = _pick_tool(_text(last), set(offered))
-            calls = [picked] if picked else []
+        calls = [] if last["role"] == "tool" else _calls(request, _text(last))
         if calls:
             for index, (name, arguments) in enumerate(calls):
                 seed = (
@@ -73,18 +36,22 @@ class OfflineProvider:
                 yield ToolCallRequest(f"offline_{digest}", name, json.dumps(arguments))
             yield Usage(_count(request.messages), 8 * len(calls))
             return
-        reply = (
-            _summarize_tools(request.messages)
-            if last["role"] == "tool"
-            else _explain(request, last)
-        )
-        words = re.findall(r"\S+\s*", reply)
-        delay = settings.OFFLINE_MODEL_DELAY_MS / 1000
-        for word in words:
-            if delay:
-                time.sleep(delay)
-            yield TextDelta(word)
-        yield Usage(_count(request.messages), len(words))
+        if last["role"] == "tool":
+            reply = _summarize_tools(request.messages)
+        else:
+            reply = _out_of_reach(_text(last), _system(request)) or _explain(request, last)
+        yield from _words(reply)
+        yield Usage(_count(request.messages), len(reply.split()))
+
+
+def _calls(request: ModelRequest, text: str) -> list[tuple[str, dict[str, Any]]]:
+    """Delegations the text routes to, else the first offered tool whose rule applies."""
+    offered = {t["function"]["name"]: t for t in request.tools}
+    calls = _route(text, offered.get("delegate"))
+    if not calls:
+        picked = _pick_tool(text, set(offered))
+        calls = [picked] if picked else []
+    return calls
 
 
 _EXPERT_LINE = re.compile(r"^- (?P<name>[\w-]+) \((?P<display>[^)]*)\): (?P<about>.*)$", re.M)
@@ -96,31 +63,62 @@ def _route(text: str, delegate: dict[str, Any] | None) -> list[tuple[str, dict[s
     if delegate is None:
         return []
     words = text.lower()
-    if _ARITHMETIC.search(text):
+    if ARITHMETIC.search(text):
         words += " arithmetic"
     calls = []
     for match in _EXPERT_LINE.finditer(delegate["function"]["description"]):
         tags = match.group("about").rsplit("Tags:", 1)[1] if "Tags:" in match.group("about") else ""
         keywords = [t.strip(" .").lower() for t in tags.split(",") if t.strip(" .")]
         keywords.append(match.group("name").lower())
-        if any(_mentions(words, keyword) for keyword in keywords):
+        hit = next((keyword for keyword in keywords if _mentions(words, keyword)), None)
+        if hit is not None:
+            reason = f"the message mentions “{hit}”, which {match.group('display')} covers"
             calls.append(
-                (
-                    "delegate",
-                    {
-                        "target": match.group("name"),
-                        "task": text,
-                        "reason": "offline routing by tags",
-                    },
-                )
+                ("delegate", {"target": match.group("name"), "task": text, "reason": reason})
             )
     return calls
+
+
+_NO_ACCESS = re.compile(r"Experts that exist but this user may not use \(no access\): (.*?)\. If")
+_NO_ACCESS_ITEM = re.compile(
+    r"(?P<name>[\w-]+) \((?P<display>[^;)]*)(?:; tags: (?P<tags>[^)]*))?\): (?P<needs>[^;]*)"
+)
+
+
+def _out_of_reach(text: str, system: str) -> str | None:
+    """A plain refusal when the text asks for an expert this user may not use."""
+    found = _NO_ACCESS.search(system)
+    if not found:
+        return None
+    words = text.lower()
+    for item in _NO_ACCESS_ITEM.finditer(found.group(1)):
+        keywords = [item.group("name").lower()]
+        keywords += [t.strip().lower() for t in (item.group("tags") or "").split(",") if t.strip()]
+        if any(_mentions(words, keyword) for keyword in keywords):
+            return (
+                f"{OFFLINE_LABEL} The {item.group('display')} could answer this, but your account "
+                f"may not use it (it {item.group('needs')}). "
+                "Please ask an administrator for access."
+            )
+    return None
 
 
 def _mentions(text: str, keyword: str) -> bool:
     if re.search(r"[\u4e00-\u9fff]", keyword):  # Chinese: no word boundaries
         return keyword in text
     return re.search(rf"\b{re.escape(keyword)}\b", text) is not None
+
+
+def _system(request: ModelRequest) -> str:
+    return "\n".join(_text(m) for m in request.messages if m["role"] == "system")
+
+
+def _words(reply: str) -> Iterator[TextDelta]:
+    delay = settings.OFFLINE_MODEL_DELAY_MS / 1000
+    for word in re.findall(r"\S+\s*", reply):
+        if delay:
+            time.sleep(delay)
+        yield TextDelta(word)
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -133,7 +131,7 @@ def _count(messages: list[dict[str, Any]]) -> int:
 
 
 def _pick_tool(text: str, offered: set[str]) -> tuple[str, dict[str, Any]] | None:
-    for key, rule in RULES.items():
+    for key, rule in offline_rules():
         if key in offered:
             arguments = rule(text)
             if arguments is not None:

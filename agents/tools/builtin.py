@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.conf import settings
 
 from agents.registry import ToolContext, ToolError, tool
+from agents.tools.offline_rules import calculate_args, time_args
 
 
 def user_timezone(user: Any) -> ZoneInfo:
@@ -33,6 +34,8 @@ def user_timezone(user: Any) -> ZoneInfo:
         },
         "additionalProperties": False,
     },
+    offline_rule=time_args,
+    offline_priority=300,  # after the planner's rules: it fires on any "today"
 )
 def current_time(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Report now in the requested or the user's timezone."""
@@ -128,6 +131,8 @@ def _evaluate(node: ast.AST) -> float:
         "required": ["expression"],
         "additionalProperties": False,
     },
+    offline_rule=calculate_args,
+    offline_priority=200,
 )
 def calculate(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Evaluate arithmetic safely (a parsed subset, no eval)."""

@@ -12,8 +12,8 @@ from django_celery_beat.models import PeriodicTask
 
 from agents.selectors import agent_usable_by
 from chat.models import ChatSession
-from chat.services import message_send
 from config.errors import AppError
+from delegation.turns import turn_start
 from reminders.models import ScheduledPrompt
 
 TASK_NAME = "reminders.run_scheduled_prompt"
@@ -70,7 +70,7 @@ def scheduled_prompt_run(*, scheduled_id: int, now: datetime) -> str:
         ChatSession.objects.filter(pk=session.pk).update(agent=agent)
     message_id = uuid.uuid5(_IDS, f"{scheduled.pk}:{now:%Y-%m-%dT%H:%M}")
     try:
-        sent = message_send(
+        sent = turn_start(
             user=user, session_id=session.id, message_id=message_id, text=scheduled.prompt
         )
     except AppError as exc:  # e.g. the previous scheduled turn is still running

@@ -14,7 +14,7 @@ from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
 from delegation.services import RunStopped, run_claim, run_create, run_save_progress
-from delegation.tree import run_stop
+from delegation.ending import run_stop
 from tests.factories import make_agent
 from tests.fake_openai import Reply, error, text, tool_call
 
@@ -45,7 +45,7 @@ def test_tool_loop_runs_tool_and_feeds_result_back(user, agent, fake_openai):
     assert run_advance(run_id=run.id).status == RunStatus.SUCCEEDED
     run.refresh_from_db()
     assert run.answer == "It is 5." and run.steps == 2
-    assert run.usage["model_calls"] == 2 and run.usage["total_tokens"] == 36
+    assert run.steps == 2 and run.usage["total_tokens"] == 36
     tool_message = fake_openai.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool"
     assert json.loads(tool_message["content"]) == {

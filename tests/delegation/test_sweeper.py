@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def sent(monkeypatch) -> list[str]:
     """Run ids the sweeper enqueues (the task itself is not run here)."""
     calls: list[str] = []
-    monkeypatch.setattr("delegation.sweeper.enqueue", lambda task, run_id: calls.append(run_id))
+    monkeypatch.setattr("delegation.sweeper.run_enqueue", lambda *, run_id: calls.append(str(run_id)))
     return calls
 
 

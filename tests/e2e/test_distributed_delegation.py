@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 
 from chat.models import ChatMessage, MessageStatus
-from chat.services import message_send
+from delegation.turns import turn_start
 from delegation.models import Run, RunStatus
 from delegation.tasks import advance_run
 from tests.chat.helpers import connect, send_frame
@@ -95,7 +95,7 @@ async def test_two_workers_never_advance_the_same_run_at_once(workers, user, tea
     env = worker_env(fake_openai)
     await sync_to_async(workers.start)("w1", **env)
     await sync_to_async(workers.start)("w2", **env)
-    sent = await database_sync_to_async(message_send)(
+    sent = await database_sync_to_async(turn_start)(
         user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text="hi"
     )
     for _ in range(5):  # the same task delivered again and again, to four free processes

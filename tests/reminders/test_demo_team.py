@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from agents.demo import PLANNER_TEAM
 from agents.models import Agent
-from chat.services import message_send
+from delegation.turns import turn_start
 from delegation.models import FINAL_STATUSES, Run
 from reminders.models import Reminder, Task
 from reminders.offline_rules import PLANNER_RULES
@@ -117,7 +117,7 @@ def test_offline_rules_stay_out_of_ordinary_messages(words):
 
 
 def turn(user, words: str) -> Run:
-    message_send(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=words)
+    turn_start(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=words)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         root = Run.objects.filter(parent=None, task=words).first()

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from chat.models import ChatMessage
-from chat.services import message_send
+from delegation.turns import turn_start
 from delegation.models import FINAL_STATUSES, Run
 from reminders.models import Reminder, Task
 from tests.factories import make_agent
@@ -96,7 +96,7 @@ def test_airport_pickup_creates_the_task_asks_the_weather_and_reminds_friday_eve
     team.script("weather", tool_call("get_weather", script["weather"]), text("Rain."))
     team.script("reminders", tool_call("schedule_reminder", script["reminder"]), text("Set."))
 
-    message_send(
+    turn_start(
         user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=script["message"]
     )
     root = wait_for_turn()

@@ -1,0 +1,157 @@
+"""Ending runs, the one way: record the outcome, close open messages, tell the user plainly,
+stop what runs below, report to the caller. Nothing of a run is emitted after its end."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from django.db import transaction
+
+from chat.models import ChatMessage, MessageRole, MessageStatus
+from delegation.emitter import RunEmitter, run_mark_ended
+from delegation.models import FINAL_STATUSES, Run, RunStatus
+from delegation.services import run_finish
+from delegation.tree import delegation_complete
+
+logger = logging.getLogger(__name__)
+
+# What the user reads for each failure code; the raw detail stays in the run and the logs.
+PLAIN_FAILURES = {
+    "model_timeout": "the model took too long to answer.",
+    "model_rate_limited": "the model service is busy right now. Please try again in a moment.",
+    "model_auth": "the model service is not set up correctly. Please tell an administrator.",
+    "model_misconfigured": "the model service is not set up correctly. "
+    "Please tell an administrator.",
+    "model_unavailable": "the model service is unavailable right now. Please try again later.",
+    "model_error": "the model service sent an answer I could not use. Please try again.",
+    "run_timeout": "it took longer than the time limit.",
+    "budget_exhausted": "the question needed more work than one turn may do.",
+    "internal_error": "something went wrong on our side.",
+}
+FAILURE_OPENINGS = {
+    RunStatus.TIMED_OUT: "Sorry, I could not finish in time",
+    RunStatus.FAILED: "Sorry, I could not finish this",
+}
+
+
+def failure_message_id(run: Run) -> uuid.UUID:
+    """The id of the plain-language failure note of a run."""
+    return uuid.uuid5(run.id, "failure")
+
+
+def run_failure(code: str, detail: str) -> dict[str, str]:
+    """A run's error: its code, the plain sentence users read, and the raw detail for admins."""
+    plain = PLAIN_FAILURES.get(code, PLAIN_FAILURES["internal_error"])
+    return {"code": code, "message": plain[0].upper() + plain[1:], "detail": detail}
+
+
+def run_end(
+    *,
+    run: Run,
+    status: str,
+    answer: str = "",
+    error: dict[str, str] | None = None,
+    emitter: RunEmitter | None = None,
+    fenced: bool = True,
+) -> bool:
+    """Finish the run once; False if it had already ended (or, fenced, is not this worker's).
+
+    `emitter` is the worker's own; without one (a stop, the sweeper) the run's events continue
+    past any sequence number its worker may have sent and not yet saved.
+    """
+    emitter = emitter or RunEmitter(run, foreign=True)
+    run.last_seq = emitter.seq
+    if not run_finish(run=run, status=status, answer=answer, error=error, fenced=fenced):
+        return False
+    run_mark_ended(run.id)
+    emitter.closing = True
+    _close_open_messages(run, emitter, status)
+    for child in run.children.exclude(status__in=FINAL_STATUSES):
+        run_stop(run=child)
+    if error:
+        emitter.emit("error", code=error["code"], message=error["message"])
+        _failure_note(run, emitter, status, error)
+    emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error))
+    if run.parent_id:
+        delegation_complete(child=run)
+    return True
+
+
+def run_stop(*, run: Run) -> bool:
+    """Cancel a run and everything below it; a stopped expert's caller goes on without it."""
+    with transaction.atomic():
+        ids = subtree_ids(run=run)
+        active = list(
+            Run.objects.select_for_update()
+            .filter(pk__in=ids)
+            .exclude(status__in=FINAL_STATUSES)
+            .order_by("depth")
+        )
+        if not active:
+            return False
+        for stopped in active:
+            run_end(run=stopped, status=RunStatus.CANCELLED, fenced=False)
+    return True
+
+
+def subtree_ids(*, run: Run) -> list[uuid.UUID]:
+    """The run and every run below it."""
+    ids, frontier = [run.id], [run.id]
+    while frontier:
+        frontier = list(Run.objects.filter(parent_id__in=frontier).values_list("id", flat=True))
+        ids.extend(frontier)
+    return ids
+
+
+def _close_open_messages(run: Run, emitter: RunEmitter, status: str) -> None:
+    """Every message of the run still streaming gets its final status and text, once."""
+    final = MessageStatus.CANCELLED if status == RunStatus.CANCELLED else MessageStatus.FAILED
+    if status == RunStatus.SUCCEEDED:
+        final = MessageStatus.COMPLETED
+    open_messages = ChatMessage.objects.filter(
+        run_id=run.id, role=MessageRole.AGENT, status=MessageStatus.STREAMING
+    )
+    for message in open_messages:
+        updated = ChatMessage.objects.filter(pk=message.pk, status=MessageStatus.STREAMING).update(
+            status=final
+        )
+        if updated:
+            emitter.emit(
+                "message.completed",
+                message.id,
+                text=message.content,
+                status=final,
+                usage={},
+                model=message.model,
+            )
+
+
+def _failure_note(run: Run, emitter: RunEmitter, status: str, error: dict[str, str]) -> None:
+    """A plain sentence in the chat saying the run failed and why (never raw upstream text)."""
+    opening = FAILURE_OPENINGS.get(status, FAILURE_OPENINGS[RunStatus.FAILED])
+    plain = PLAIN_FAILURES.get(error["code"])
+    text = f"{opening}: {plain}" if plain else f"{opening}: {error['message']}"
+    message_id = failure_message_id(run)
+    ChatMessage.objects.update_or_create(
+        id=message_id,
+        defaults={
+            "session_id": run.session_id,
+            "role": MessageRole.AGENT,
+            "run_id": run.id,
+            "agent": emitter.tag,
+            "content": text,
+            "status": MessageStatus.FAILED,
+        },
+    )
+    emitter.emit("message.started", message_id, model="")
+    emitter.emit(
+        "message.completed", message_id, text=text, status=MessageStatus.FAILED, usage={}, model=""
+    )
+    if error.get("detail"):
+        logger.warning("run %s %s: %s", run.id, error["code"], error["detail"])
+
+
+def _public(error: dict[str, str] | None) -> dict[str, str] | None:
+    """The error as clients see it: code and plain message, never the raw upstream detail."""
+    return None if error is None else {"code": error["code"], "message": error["message"]}
