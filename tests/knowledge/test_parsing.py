@@ -10,9 +10,7 @@ from tests.knowledge.files import docx_file, pdf_with_text, pdf_without_text
 
 
 def test_markdown_keeps_the_heading_path():
-    blocks = parse(
-        "# Leave\n\nIntro.\n\n## Sick leave\n\nThirty days.\n\n# Pay\n\nMonthly.".encode(), "md"
-    )
+    blocks = parse(b"# Leave\n\nIntro.\n\n## Sick leave\n\nThirty days.\n\n# Pay\n\nMonthly.", "md")
     assert [(b.heading_path, b.text) for b in blocks] == [
         (("Leave",), "Intro."),
         (("Leave", "Sick leave"), "Thirty days."),
@@ -91,7 +89,7 @@ def test_chunks_stay_within_bounds_and_overlap_inside_a_section():
     assert all(len(c.text) <= 200 for c in chunks)
     a_chunks = [c for c in chunks if c.heading_path == ("A",)]
     assert len(a_chunks) > 3
-    for first, second in zip(a_chunks, a_chunks[1:]):
+    for first, second in zip(a_chunks, a_chunks[1:], strict=False):
         assert second.text.split(" Sentence")[0] in first.text  # starts with the previous tail
     assert chunks[-1] == type(chunks[-1])(("B",), "Short section.")  # no overlap across sections
 
