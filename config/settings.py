@@ -50,6 +50,7 @@ LOCAL_APPS = [
     "reminders",
 ]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
+    "agents.knowledge",
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -316,3 +317,17 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": REMINDER_DISPATCH_SECONDS},
     },
 }
+
+# --- Knowledge (docs/knowledge.md) ---------------------------------------------------------------
+KNOWLEDGE_MAX_FILE_BYTES = env.int("KNOWLEDGE_MAX_FILE_BYTES", default=10 * 1024 * 1024)
+KNOWLEDGE_CHUNK_CHARS = env.int("KNOWLEDGE_CHUNK_CHARS", default=800)  # most characters per chunk
+KNOWLEDGE_CHUNK_OVERLAP = env.int("KNOWLEDGE_CHUNK_OVERLAP", default=120)  # carried to the next
+KNOWLEDGE_MAX_CHUNKS = env.int("KNOWLEDGE_MAX_CHUNKS", default=5000)  # per document
+KNOWLEDGE_MAX_QUERY_CHARS = env.int("KNOWLEDGE_MAX_QUERY_CHARS", default=1000)
+KNOWLEDGE_MAX_TOP_K = env.int("KNOWLEDGE_MAX_TOP_K", default=20)
+# Dense retrieval: on when a model is named; any OpenAI-compatible /v1/embeddings server.
+EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", default="")
+EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL", default="")  # blank: OPENAI_BASE_URL
+EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY", default="")  # blank: OPENAI_API_KEY
+EMBEDDINGS_TIMEOUT = env.float("EMBEDDINGS_TIMEOUT", default=30.0)
+EMBEDDINGS_BATCH_SIZE = env.int("EMBEDDINGS_BATCH_SIZE", default=64)  # texts per request
