@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, sign_in_as
 from tests.factories import make_agent, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -70,3 +70,33 @@ def test_turn_streams_token_by_token_with_tool_call_and_replays_identically(
 def test_sign_in_is_required(asgi_server, browser_page):
     browser_page.goto(asgi_server + "/")
     assert "/accounts/login/" in browser_page.url
+
+
+@pytest.fixture
+def experts_behind_access_rules(db):
+    """An entry agent that may ask three experts: one for everyone, one for the finance group
+    (bob is in it, alice is not), one for holders of a permission nobody has."""
+    from django.contrib.auth.models import Group
+
+    finance = Group.objects.create(name="finance")
+    make_user("alice")
+    make_user("bob").groups.add(finance)
+    experts = [
+        make_agent("helper", display_name="Helper"),
+        make_agent("ledger", display_name="Ledger", access_group=finance),
+        make_agent("vault", display_name="Vault", access_permission="agents.open_vault"),
+    ]
+    make_agent("assistant", display_name="Assistant", is_entry=True, subagents=experts)
+
+
+def test_start_page_lists_only_the_experts_this_user_may_use(
+    experts_behind_access_rules, asgi_server, browser_page
+):
+    page = browser_page
+    sign_in_as(page, asgi_server, "alice")
+    assert page.inner_text(".experts-line") == "Assistant can ask: Helper."
+    page.click(".account button:text('Sign out')")
+    page.wait_for_url("**/accounts/login/")
+    sign_in_as(page, asgi_server, "bob")
+    assert page.inner_text(".experts-line") == "Assistant can ask: Helper, Ledger."
+    assert page.console_errors == []
