@@ -62,7 +62,6 @@ ERROR_CODES: dict[str, str] = {
     "delegation_failed": "The expert failed; the message says why.",
     "delegation_timed_out": "The expert did not answer in time.",
     "delegation_cancelled": "The expert was stopped.",
-    # tool results (inside tool.result, for the model to correct)
     # knowledge (REST uploads and searches; see docs/knowledge.md)
     "knowledge_base_not_found": "No such knowledge base.",
     "document_not_found": "No such document in this knowledge base.",
@@ -72,6 +71,7 @@ ERROR_CODES: dict[str, str] = {
     "duplicate_document": "The same file (same content hash) is already in the knowledge base.",
     "empty_query": "The search query has no words to look for.",
     "query_too_long": "The search query is over KNOWLEDGE_MAX_QUERY_CHARS.",
+    # tool results (inside tool.result, for the model to correct)
     "invalid_json": "The model's tool arguments are not JSON.",
     "invalid_arguments": "The model's tool arguments do not match the tool's schema.",
     "unknown_tool": "The tool is not on this agent's list (or does not exist).",

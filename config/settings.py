@@ -48,9 +48,9 @@ LOCAL_APPS = [
     "delegation",
     "chat",
     "reminders",
+    "agents.knowledge",
 ]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
-    "agents.knowledge",
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
