@@ -8,8 +8,10 @@ import uuid
 from typing import Any
 
 from channels.db import database_sync_to_async
+from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from redis.exceptions import RedisError
 
 from chat.events import envelope, session_group, user_group
 from chat.models import ChatSession
@@ -22,6 +24,14 @@ from delegation.turns import turn_start, turn_stop
 logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
+# The channel layer failed: the client reconnects and re-joins. (1011 is not an option: daphne's
+# websocket library accepts only 1000 and 3000-4999 from applications; 4503 mirrors HTTP 503
+# as 4401 mirrors 401.)
+CLOSE_RELAY_FAILED = 4503
+
+# What a failing channel layer raises (Redis down or restarting, a full channel): the socket is
+# closed with CLOSE_RELAY_FAILED and the reason logged, without a traceback.
+LAYER_ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError, ChannelFull)
 
 
 def _uuid(frame: dict[str, Any], key: str) -> uuid.UUID:
@@ -36,6 +46,22 @@ def _uuid(frame: dict[str, Any], key: str) -> uuid.UUID:
 
 class ChatConsumer(AsyncWebsocketConsumer):
     """One browser tab: sends messages, joins sessions, stops runs, receives their events."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Serve the socket; a channel-layer failure closes it with 4503 and a logged reason."""
+        try:
+            await super().__call__(scope, receive, send)
+        except LAYER_ERRORS as exc:
+            user = scope.get("user")
+            logger.warning(
+                "websocket of user %s closed (%s): channel layer failed: %s: %s",
+                getattr(user, "pk", None),
+                CLOSE_RELAY_FAILED,
+                type(exc).__name__,
+                exc,
+            )
+            # A client that is already gone makes this a no-op.
+            await send({"type": "websocket.close", "code": CLOSE_RELAY_FAILED})
 
     async def connect(self) -> None:
         """Accept signed-in users only."""
@@ -69,6 +95,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await handler(self, frame)
         except AppError as exc:
             await self._send_error(exc, frame)
+        except LAYER_ERRORS:
+            raise  # closes the socket (see __call__): events could no longer reach it
         except Exception:
             logger.exception("chat frame failed")
             await self._send_error(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -14,11 +15,17 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from rest_framework import exceptions
 
+from chat.consumers import LAYER_ERRORS
 from chat.events import envelope, session_group
 from chat.selectors import access_session
 from chat.tokens import ApiTokenAuthentication
 from config.errors import AppError
 from delegation.selectors import access_run, run_tree, session_snapshot
+
+logger = logging.getLogger(__name__)
+
+ERROR_INTERRUPTED = "stream_interrupted"
+T = TypeVar("T")
 
 
 def _error(status: int, code: str, message: str) -> JsonResponse:
@@ -39,16 +46,36 @@ def _sse(event: dict[str, Any], counter: int) -> str:
     return f"id: {counter}\nevent: {event['type']}\ndata: {data}\n\n"
 
 
+class _Subscription:
+    """A fresh channel in a session's group; joined before the snapshot is read, so no event
+    emitted meanwhile is lost (it waits in the channel)."""
+
+    def __init__(self, group: str) -> None:
+        self.group = group
+        self.layer = get_channel_layer()
+        self.channel = ""
+
+    async def join(self) -> None:
+        """Create the channel and add it to the group."""
+        self.channel = await self.layer.new_channel()
+        await self.layer.group_add(self.group, self.channel)
+
+    async def leave(self) -> None:
+        """Leave the group; a failing layer is only logged (the membership expires anyway)."""
+        try:
+            await self.layer.group_discard(self.group, self.channel)
+        except LAYER_ERRORS as exc:
+            logger.warning("SSE: could not leave %s: %s: %s", self.group, type(exc).__name__, exc)
+
+
 async def _stream(
-    group: str,
+    subscription: _Subscription,
     snapshot: dict[str, Any],
     keep: Callable[[dict[str, Any]], bool],
     last: Callable[[dict[str, Any]], bool],
 ) -> AsyncIterator[str]:
-    """Snapshot first (the persisted truth), then live events until `last` says stop."""
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    await layer.group_add(group, channel)  # before the snapshot: no event falls in between
+    """Snapshot first (the persisted truth), then live events until `last` says stop; a failing
+    channel layer ends the stream with an `error` event (the client reconnects)."""
     counter = 1
     try:
         yield "retry: 2000\n\n" + _sse(snapshot, counter)
@@ -57,11 +84,21 @@ async def _stream(
         while True:
             try:
                 message = await asyncio.wait_for(
-                    layer.receive(channel), timeout=settings.SSE_KEEPALIVE_SECONDS
+                    subscription.layer.receive(subscription.channel),
+                    timeout=settings.SSE_KEEPALIVE_SECONDS,
                 )
             except TimeoutError:
                 yield ": keepalive\n\n"
                 continue
+            except LAYER_ERRORS as exc:
+                logger.warning(
+                    "SSE stream of %s ended: channel layer failed: %s: %s",
+                    subscription.group,
+                    type(exc).__name__,
+                    exc,
+                )
+                yield _sse(_interrupted(snapshot), counter + 1)
+                return
             event = message.get("event") or {}
             if keep(event):
                 counter += 1
@@ -69,7 +106,14 @@ async def _stream(
                 if last(event):
                     return
     finally:
-        await layer.group_discard(group, channel)
+        await subscription.leave()
+
+
+def _interrupted(snapshot: dict[str, Any]) -> dict[str, Any]:
+    error = AppError(ERROR_INTERRUPTED, "The live event stream broke; reconnect to resume.")
+    return envelope(
+        "error", session_id=snapshot["session_id"], run_id=snapshot["run_id"], data=error.as_dict()
+    )
 
 
 def _streaming(body: AsyncIterator[str]) -> StreamingHttpResponse:
@@ -87,13 +131,16 @@ async def session_events(request: HttpRequest, session_id: uuid.UUID) -> HttpRes
         if user is None:
             return _error(401, "not_authenticated", "Authentication credentials were not provided.")
         session = await database_sync_to_async(access_session)(user, session_id)
-        snapshot = await database_sync_to_async(session_snapshot)(session=session)
     except exceptions.AuthenticationFailed as exc:
         return _error(401, "authentication_failed", str(exc.detail))
     except AppError as exc:
         return JsonResponse({"error": exc.as_dict()}, status=exc.status)
+    subscription = _Subscription(session_group(session.id))
+    snapshot = await _join_then_load(subscription, lambda: session_snapshot(session=session))
+    if snapshot is None:
+        return _unavailable()
     event = envelope("session.snapshot", session_id=session.id, data=snapshot)
-    return _streaming(_stream(session_group(session.id), event, lambda e: True, lambda e: False))
+    return _streaming(_stream(subscription, event, lambda e: True, lambda e: False))
 
 
 async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
@@ -104,17 +151,22 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         if user is None:
             return _error(401, "not_authenticated", "Authentication credentials were not provided.")
         run = await database_sync_to_async(access_run)(user, run_id)
-
-        def load() -> tuple[dict[str, Any], set[str]]:
-            ids = {r.id for r in run_tree(run=run)}
-            return session_snapshot(session=run.session, run_ids=ids), {str(i) for i in ids}
-
-        snapshot, tree = await database_sync_to_async(load)()
-        finished = await database_sync_to_async(lambda: type(run).objects.get(pk=run.pk).is_final)()
     except exceptions.AuthenticationFailed as exc:
         return _error(401, "authentication_failed", str(exc.detail))
     except AppError as exc:
         return JsonResponse({"error": exc.as_dict()}, status=exc.status)
+
+    def load() -> tuple[dict[str, Any], set[str], bool]:
+        ids = {r.id for r in run_tree(run=run)}
+        snapshot = session_snapshot(session=run.session, run_ids=ids)
+        finished = type(run).objects.get(pk=run.pk).is_final
+        return snapshot, {str(i) for i in ids}, finished
+
+    subscription = _Subscription(session_group(run.session_id))
+    loaded = await _join_then_load(subscription, load)
+    if loaded is None:
+        return _unavailable()
+    snapshot, tree, finished = loaded
 
     def keep(event: dict[str, Any]) -> bool:
         if event.get("type") == "delegation.started" and event.get("run_id") in tree:
@@ -129,4 +181,23 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         return event.get("type") == "run.completed" and event.get("run_id") == str(run.id)
 
     event = envelope("session.snapshot", session_id=run.session_id, run_id=run.id, data=snapshot)
-    return _streaming(_stream(session_group(run.session_id), event, keep, last))
+    return _streaming(_stream(subscription, event, keep, last))
+
+
+async def _join_then_load(subscription: _Subscription, load: Callable[[], T]) -> T | None:
+    """Join the group, then read the snapshot with `load`: an event emitted in between waits
+    in the channel instead of being lost. None (logged) when the channel layer is down."""
+    try:
+        await subscription.join()
+    except LAYER_ERRORS as exc:
+        logger.warning("SSE: cannot join %s: %s: %s", subscription.group, type(exc).__name__, exc)
+        return None
+    try:
+        return await database_sync_to_async(load)()
+    except BaseException:
+        await subscription.leave()
+        raise
+
+
+def _unavailable() -> JsonResponse:
+    return _error(503, ERROR_INTERRUPTED, "Live events are unavailable; retry shortly.")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -114,10 +116,27 @@ CACHES = {
 # --- Redis, channels -----------------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
+    # channels_redis waits for a socket's next message with BZPOPMIN for up to 5 s per read; the
+    # redis client's default socket timeout (5 s in redis-py 6+) would race it and kill every
+    # idle socket and SSE stream, so reads get a longer timeout. Keepalive and health checks
+    # catch dead connections; a short retry rides out a Redis restart.
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": 20,
+                        "socket_connect_timeout": 5,
+                        "socket_keepalive": True,
+                        "health_check_interval": 15,
+                        "retry": Retry(ExponentialBackoff(cap=2.0, base=0.2), retries=3),
+                    }
+                ],
+                "capacity": 1500,
+                "expiry": 30,
+            },
         }
     }
 else:

@@ -53,3 +53,17 @@ def test_redis_url_switches_on_redis_layer_and_broker():
         "channels_redis.core.RedisChannelLayer",
         "redis://127.0.0.1:6379/3",
     ]
+
+
+def test_channel_layer_reads_outlast_its_blocking_wait():
+    # channels_redis blocks up to brpop_timeout per read; a shorter socket timeout kills idle
+    # sockets (the redis client's default is 5 s, equal to the wait).
+    code = (
+        "from django.conf import settings as s; "
+        "from channels_redis.core import RedisChannelLayer; "
+        "h = s.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0]; "
+        "print(h['socket_timeout'] > RedisChannelLayer.brpop_timeout + 5, "
+        "h['socket_keepalive'], h['health_check_interval'] > 0, h['retry'] is not None)"
+    )
+    result = manage("shell", "-v", "0", "-c", code, REDIS_URL="redis://127.0.0.1:6379/3")
+    assert result.stdout.split() == ["True", "True", "True", "True"], result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -199,6 +200,68 @@ def asgi_server(django_db_setup) -> Iterator[str]:
         other_sessions_closed()  # DROP DATABASE must not race a dead backend
 
 
+class RedisServer:
+    """A private redis-server on a free port (never the shared one) that a test can kill and
+    start again on the same port; nothing is persisted."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> RedisServer:
+        """Start serving and wait until it answers PING."""
+        import redis
+
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
+            + ["--save", "", "--appendonly", "no", "--dir", str(ROOT / "test-output")],
+            stdout=_log_file("redis.log"),
+            stderr=subprocess.STDOUT,
+        )
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=1)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                client.ping()
+                return self
+            except redis.ConnectionError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        "redis-server did not start; see test-output/redis.log"
+                    ) from None
+                time.sleep(0.05)
+            finally:
+                client.close()
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash or a container restart would."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def private_redis() -> Iterator[RedisServer]:
+    """A running private Redis a test may kill and restart (the machine's Redis is shared)."""
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed (apt-get install redis-server)")
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def session_cookie(user: Any) -> str:
+    """A Cookie header value that signs `user` in (the session is stored in the database)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}"
+
+
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -241,7 +304,8 @@ def screenshot(page: object, name: str) -> None:
 
 class AsgiServer:
     """A daphne process on a fixed port that a test can kill (as a crash would) and start
-    again; the environment adds `env` (e.g. the fake OpenAI server's URL)."""
+    again; the environment adds `env` (e.g. the fake OpenAI server's URL). Without REDIS_URL in
+    `env` it runs embedded (in-memory layer, in-process pool); with it, distributed."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self.port = _free_port()
@@ -254,7 +318,8 @@ class AsgiServer:
             "DJANGO_SETTINGS_MODULE": "config.settings",
             **env,
         }
-        self.env.pop("REDIS_URL", None)  # one process: in-memory layer, in-process pool
+        if "REDIS_URL" not in env:  # one process: in-memory layer, in-process pool
+            self.env.pop("REDIS_URL", None)
         self.process: subprocess.Popen | None = None
 
     def start(self) -> AsgiServer:
