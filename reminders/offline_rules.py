@@ -10,6 +10,7 @@ from typing import Any
 
 from agents.registry import offline_rule_set
 from reminders.dates import SEGMENT_WORDS
+from reminders.time_words import TIME_WORDS
 from reminders.weather import OFFLINE_ALIASES, OFFLINE_CITIES
 
 Args = dict[str, Any] | None
@@ -18,14 +19,13 @@ _EN_DAY = (
     r"\d{4}-\d{2}-\d{2}|day after tomorrow|today|tomorrow|tonight"
     r"|(?:this |next |coming )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:this |next )?weekend"
 )
-_CN_DAY = r"大后天|今天|明天|后天|(?:下|这|本)?(?:周|星期|礼拜)[一二三四五六日天]|(?:下|这)?周末"
+_CN_DAY = (  # both scripts: the tools read either
+    r"大[后後]天|今天|明天|[后後]天|(?:下|[这這]|本)?(?:[周週]|星期|[礼禮]拜)[一二三四五六日天]"
+    r"|(?:下|[这這])?[周週]末"
+)
 _DAY = re.compile(rf"(?:\bon\s+)?\b(?:{_EN_DAY})\b|{_CN_DAY}", re.IGNORECASE)
 _SEGMENT = re.compile(
     r"(?:\bin the\s+)?\b(?:morning|afternoon|evening|tonight)\b|早上|上午|早晨|下午|中午|晚上|傍晚",
-    re.IGNORECASE,
-)
-_TIME = re.compile(
-    r"(?:\bat\s+)?\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b|\bat\s+(\d{1,2}):(\d{2})\b|(\d{1,2})点(?:(\d{1,2})分?|半)?",
     re.IGNORECASE,
 )
 _CREATE = re.compile(
@@ -96,25 +96,14 @@ def _when(text: str) -> dict[str, str]:
     if segment := _SEGMENT.search(text):
         word = re.sub(r"^in the\s+", "", segment.group(0), flags=re.I).lower()
         found["segment"] = SEGMENT_WORDS[word]
-    if time_ := _TIME.search(text):
-        found["start"] = _clock(time_)
+    if time_ := TIME_WORDS.search(text):  # as said (下午3点, 2:30 pm): the tool reads it
+        found["start"] = time_.group("time")
         found.pop("segment", None)
     return found
 
 
-def _clock(match: re.Match[str]) -> str:
-    g = match.groups()
-    if g[0]:  # 9am, 2:30 pm
-        hour = int(g[0]) % 12 + (12 if g[2].lower() == "pm" else 0)
-        return f"{hour:02d}:{int(g[1] or 0):02d}"
-    if g[3]:  # at 14:30
-        return f"{int(g[3]):02d}:{g[4]}"
-    minute = 30 if match.group(0).endswith("半") else int(g[6] or 0)  # 9点, 9点30, 9点半
-    return f"{int(g[5]):02d}:{minute:02d}"
-
-
 def _without_when(text: str) -> str:
-    for pattern in (_TIME, _DAY, _SEGMENT):
+    for pattern in (TIME_WORDS, _DAY, _SEGMENT):
         text = pattern.sub(" ", text)
     return _clean(text)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import datetime
+from datetime import time as dt_time
 from io import StringIO
 
 import pytest
@@ -12,8 +13,8 @@ from django.core.management import call_command
 
 from agents.demo import PLANNER_TEAM
 from agents.models import Agent
-from delegation.turns import turn_start
 from delegation.models import FINAL_STATUSES, Run
+from delegation.turns import turn_start
 from reminders.models import Reminder, Task
 from reminders.offline_rules import PLANNER_RULES
 from tests.reminders.conftest import TAIPEI
@@ -73,12 +74,22 @@ def test_an_older_demo_install_gets_the_new_experts_linked_once():
         (
             "add dentist tomorrow at 2:30 pm",
             "create_task",
-            {"title": "dentist", "date": "tomorrow", "start": "14:30"},
+            {"title": "dentist", "date": "tomorrow", "start": "2:30 pm"},
         ),
         (
             "添加 9点半 开会 明天",
             "create_task",
-            {"title": "开会", "date": "明天", "start": "09:30"},
+            {"title": "开会", "date": "明天", "start": "9点半"},
+        ),
+        (
+            "添加任务：明天下午3点开会",
+            "create_task",
+            {"title": "开会", "date": "明天", "start": "下午3点"},
+        ),
+        (
+            "添加任务：下週六晚上八點聚餐",
+            "create_task",
+            {"title": "聚餐", "date": "下週六", "start": "晚上八點"},
         ),
         ("show my tasks for tomorrow", "query_tasks", {"date": "tomorrow"}),
         ("mark buy milk as done", "finish_task", {"title": "buy milk"}),
@@ -135,10 +146,24 @@ def test_the_offline_demo_team_plans_and_reminds(taipei_user, clock, fixed_weath
     added = turn(taipei_user, "add a task: pick up Anna at the airport Saturday morning")
     assert "Created “pick up Anna at the airport” on Saturday 14 June 2025" in added.answer
     assert Task.objects.get().segment == "morning"
-    reminded = turn(taipei_user, "remind me about the airport pickup in Taipei")
+    guessed = turn(taipei_user, "remind me about the airport pickup in Taipei")
+    assert "No pending task is titled “airport pickup”" in guessed.answer  # only a candidate
+    assert "“pick up Anna at the airport”" in guessed.answer and not Reminder.objects.exists()
+    reminded = turn(taipei_user, "remind me about Pick up Anna at the airport in Taipei")
     assert "Reminder set for Friday 13 June 20:00" in reminded.answer
     reminder = Reminder.objects.get()
     assert reminder.remind_at == datetime(2025, 6, 13, 20, tzinfo=TAIPEI)
     assert "bring an umbrella" in reminder.content
     forecast = turn(taipei_user, "what's the weather in Taipei on saturday?")
     assert "Taipei on Saturday 14 June: rain" in forecast.answer
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_offline_team_saves_an_afternoon_time_in_24_hours(taipei_user, clock, settings):
+    settings.DEFAULT_MODEL_PROVIDER = "offline"
+    seed()
+    added = turn(taipei_user, "添加任务：明天下午3点开会")
+    assert "Created “开会” on Thursday 12 June 2025, 15:00." in added.answer
+    assert Task.objects.get().start_time == dt_time(15)
+    asked = turn(taipei_user, "添加任务：后天3点开会")  # 03:00 or 15:00: asked, not guessed
+    assert "could be 03:00 or 15:00" in asked.answer and Task.objects.count() == 1

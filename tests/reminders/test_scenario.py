@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from chat.models import ChatMessage
-from delegation.turns import turn_start
 from delegation.models import FINAL_STATUSES, Run
+from delegation.turns import turn_start
 from reminders.models import Reminder, Task
 from tests.factories import make_agent
 from tests.fake_openai import Team, delegate, text, tool_call, tool_calls
@@ -34,7 +34,7 @@ SCRIPTS = {
         "message": "周末早上去机场接人",
         "task": {"title": "去机场接人", "date": "周末", "segment": "morning"},
         "weather": {"city": "上海", "date": "周六"},
-        "reminder": {"title": "机场", "city": "上海"},
+        "reminder": {"title": "去機場接人", "city": "上海"},  # the same title, Traditional
     },
     "en": {
         "message": "pick someone up at the airport Saturday morning",
@@ -44,7 +44,7 @@ SCRIPTS = {
             "segment": "morning",
         },
         "weather": {"city": "Shanghai", "date": "saturday"},
-        "reminder": {"title": "airport", "city": "Shanghai"},
+        "reminder": {"title": "pick someone up at the airport", "city": "Shanghai"},
     },
 }
 
@@ -96,9 +96,7 @@ def test_airport_pickup_creates_the_task_asks_the_weather_and_reminds_friday_eve
     team.script("weather", tool_call("get_weather", script["weather"]), text("Rain."))
     team.script("reminders", tool_call("schedule_reminder", script["reminder"]), text("Set."))
 
-    turn_start(
-        user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=script["message"]
-    )
+    turn_start(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=script["message"])
     root = wait_for_turn()
 
     assert root.status == "succeeded" and "Friday evening" in root.answer
