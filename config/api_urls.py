@@ -5,6 +5,12 @@ from django.urls import path, re_path
 from django.views.decorators.csrf import csrf_exempt
 
 from agents.api import AgentDetailView, AgentListView, AvailableAgentsView, ToolListView
+from agents.knowledge.api import (
+    DocumentDetailView,
+    DocumentListView,
+    KnowledgeBaseDetailView,
+    KnowledgeBaseListView,
+)
 from chat.api import (
     MessageListView,
     SessionDetailView,
@@ -20,6 +26,16 @@ urlpatterns = [
     path("agents/available/", AvailableAgentsView.as_view(), name="agent-available"),
     path("agents/<slug:name>/", AgentDetailView.as_view(), name="agent-detail"),
     path("tools/", ToolListView.as_view(), name="tool-list"),
+    path("knowledge-bases/", KnowledgeBaseListView.as_view(), name="kb-list"),
+    path("knowledge-bases/<int:kb_id>/", KnowledgeBaseDetailView.as_view(), name="kb-detail"),
+    path(
+        "knowledge-bases/<int:kb_id>/documents/", DocumentListView.as_view(), name="kb-documents"
+    ),
+    path(
+        "knowledge-bases/<int:kb_id>/documents/<int:document_id>/",
+        DocumentDetailView.as_view(),
+        name="kb-document",
+    ),
     path("sessions/", SessionListView.as_view(), name="session-list"),
     path("sessions/<uuid:session_id>/", SessionDetailView.as_view(), name="session-detail"),
     path("sessions/<uuid:session_id>/messages/", MessageListView.as_view(), name="message-list"),

@@ -100,3 +100,12 @@ def documents_current(
     wanted = normalize(query.strip())  # so a 简体 query finds a 繁體 title
     matching = (d for d in documents if wanted in normalize(f"{d.title} {d.source}"))
     return list(islice(matching, limit))
+
+
+def document_with_hash(*, kb: KnowledgeBase, content_hash: str) -> Document | None:
+    """The document of this knowledge base with exactly these bytes, if any."""
+    return (
+        Document.objects.filter(kb=kb, content_hash=content_hash)
+        .only("id", "title", "version")
+        .first()
+    )

@@ -16,6 +16,7 @@ from agents.knowledge.chunking import ChunkDraft, chunk_blocks
 from agents.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.parsing import SUPPORTED, ParseError, file_type_of, parse
 from agents.knowledge.retrieval import dense
+from agents.knowledge.selectors import document_with_hash
 from agents.knowledge.text import index_terms
 from config.enqueue import enqueue
 from config.errors import AppError
@@ -38,8 +39,8 @@ def document_upload(
     """Store an upload as a new document, or a new version of the document with the same title
     (or source), and queue its indexing. Refuses empty, oversized, unsupported and duplicate
     files with a clear AppError; nothing is stored then."""
-    file_type = _check_file(filename, data)
-    content_hash = hashlib.sha256(data).hexdigest()
+    file_type = upload_check(filename=filename, size=len(data))
+    content_hash = content_hash_of(data)
     title = (title or filename.rsplit(".", 1)[0]).strip()[:300]
     with transaction.atomic():
         KnowledgeBase.objects.select_for_update().filter(pk=kb.pk).first()  # one upload at a time
@@ -66,7 +67,13 @@ def document_upload(
     return document
 
 
-def _check_file(filename: str, data: bytes) -> str:
+def content_hash_of(data: bytes) -> str:
+    """The SHA-256 hex digest that identifies a file's content."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def upload_check(*, filename: str, size: int) -> str:
+    """The file's type, or an AppError for an unsupported type, an empty or oversized file."""
     file_type = file_type_of(filename)
     if not file_type:
         raise AppError(
@@ -75,12 +82,12 @@ def _check_file(filename: str, data: bytes) -> str:
             + ", ".join(f".{ext}" for ext in SUPPORTED),
             status=415,
         )
-    if not data:
+    if not size:
         raise AppError("empty_file", f"{filename!r} is empty.")
-    if len(data) > settings.KNOWLEDGE_MAX_FILE_BYTES:
+    if size > settings.KNOWLEDGE_MAX_FILE_BYTES:
         raise AppError(
             "file_too_large",
-            f"{filename!r} has {len(data)} bytes; the limit is "
+            f"{filename!r} has {size} bytes; the limit is "
             f"{settings.KNOWLEDGE_MAX_FILE_BYTES} (KNOWLEDGE_MAX_FILE_BYTES).",
             status=413,
         )
@@ -88,8 +95,7 @@ def _check_file(filename: str, data: bytes) -> str:
 
 
 def _refuse_duplicate(kb: KnowledgeBase, content_hash: str) -> None:
-    twin = Document.objects.filter(kb=kb, content_hash=content_hash).only("id", "title", "version")
-    if twin := twin.first():
+    if twin := document_with_hash(kb=kb, content_hash=content_hash):
         raise AppError(
             "duplicate_document",
             f"This file is already in {kb.name} as “{twin.title}” version {twin.version}; "

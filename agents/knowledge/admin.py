@@ -1,0 +1,199 @@
+"""Admin for knowledge: bases with their agents and documents, uploads with status, chunks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from agents.knowledge.models import Chunk, Document, KnowledgeBase
+from agents.knowledge.selectors import HEAVY_FIELDS, document_with_hash
+from agents.knowledge.services import (
+    content_hash_of,
+    document_reindex,
+    document_upload,
+    upload_check,
+)
+from config.errors import AppError
+
+
+class DocumentInline(admin.TabularInline):
+    """The documents of a knowledge base, read-only, with their status."""
+
+    model = Document
+    fields = ["title", "version", "effective_date", "status_text", "superseded"]
+    readonly_fields = fields
+    extra = 0
+    show_change_link = True
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Upload on the document page, which indexes."""
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
+        """Without the stored bytes."""
+        return super().get_queryset(request).defer(*HEAVY_FIELDS)
+
+
+@admin.register(KnowledgeBase)
+class KnowledgeBaseAdmin(admin.ModelAdmin):
+    """Name, who may read it, which agents may search it."""
+
+    list_display = ["name", "display_name", "access_group", "access_permission", "agent_names"]
+    search_fields = ["name", "display_name", "description"]
+    filter_horizontal = ["agents"]
+    inlines = [DocumentInline]
+
+    @admin.display(description="agents")
+    def agent_names(self, kb: KnowledgeBase) -> str:
+        """The linked agents."""
+        return ", ".join(agent.name for agent in kb.agents.all())
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[KnowledgeBase]:
+        """With agents and groups in few queries."""
+        return (
+            super().get_queryset(request).prefetch_related("agents").select_related("access_group")
+        )
+
+
+class DocumentUploadForm(forms.ModelForm):
+    """Adding a document is an upload; the file is checked before anything is stored."""
+
+    upload = forms.FileField(help_text=".md, .txt, .html, .pdf (with text) or .docx")
+
+    class Meta:
+        model = Document
+        fields = ["kb", "title", "source", "effective_date"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["title"].required = False
+        self.fields["title"].help_text = (
+            "Blank: the file name. The same title (or source) as an existing document makes a "
+            "new version of it."
+        )
+
+    def clean_upload(self) -> Any:
+        """Refuse unsupported, empty and oversized files with the service's message."""
+        upload = self.cleaned_data["upload"]
+        try:
+            upload_check(filename=upload.name, size=upload.size)
+        except AppError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        return upload
+
+    def clean(self) -> dict[str, Any]:
+        """A file already in the knowledge base makes no new version."""
+        cleaned = super().clean()
+        upload, kb = cleaned.get("upload"), cleaned.get("kb")
+        if upload is not None and kb is not None:
+            twin = document_with_hash(kb=kb, content_hash=content_hash_of(upload.read()))
+            if twin is not None:
+                self.add_error(
+                    "upload",
+                    f"This file is already in {kb.name} as “{twin.title}” version "
+                    f"{twin.version}; no new version was made.",
+                )
+        return cleaned
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    """Upload documents, watch their status, re-index them."""
+
+    list_display = ["title", "kb", "version", "effective_date", "status_column", "created_at"]
+    list_filter = ["kb", "status", "superseded"]
+    search_fields = ["title", "source", "filename"]
+    actions = ["reindex"]
+    readonly_fields = [
+        "kb",
+        "title",
+        "source",
+        "version",
+        "filename",
+        "file_type",
+        "content_hash",
+        "status_column",
+        "superseded_by",
+        "uploaded_by",
+        "indexed_at",
+        "created_at",
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
+        """Without the stored bytes and text."""
+        return super().get_queryset(request).defer(*HEAVY_FIELDS).select_related("kb")
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
+        """The upload form to add; the plain form (effective date only) to change."""
+        if obj is None:
+            kwargs["form"] = DocumentUploadForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        """Upload fields when adding; metadata and status when changing."""
+        if obj is None:
+            return ["kb", "upload", "title", "source", "effective_date"]
+        return [*self.readonly_fields[:3], "effective_date", *self.readonly_fields[3:]]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        """Nothing is read-only on the upload form."""
+        return [] if obj is None else self.readonly_fields
+
+    @admin.display(description="status")
+    def status_column(self, document: Document) -> str:
+        """queued, indexed with N chunks, failed: reason, or superseded."""
+        return document.status_text
+
+    def save_model(self, request: HttpRequest, obj: Document, form: Any, change: bool) -> None:
+        """A new document goes through the upload service (versions, duplicates, indexing)."""
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        upload = form.cleaned_data["upload"]
+        upload.seek(0)
+        created = document_upload(
+            kb=form.cleaned_data["kb"],
+            filename=upload.name,
+            data=upload.read(),
+            title=form.cleaned_data.get("title") or "",
+            source=form.cleaned_data.get("source") or "",
+            effective_date=form.cleaned_data.get("effective_date"),
+            user=request.user,
+        )
+        obj.pk = created.pk
+        obj.version = created.version
+
+    @admin.action(description="Re-index the selected documents")
+    def reindex(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        """Queue each selected document for indexing again."""
+        for document in queryset:
+            document_reindex(document=document)
+        self.message_user(request, f"{queryset.count()} document(s) queued for indexing.")
+
+
+@admin.register(Chunk)
+class ChunkAdmin(admin.ModelAdmin):
+    """Chunks as retrieval sees them; read-only."""
+
+    list_display = ["document", "position", "heading_path", "char_count", "kb"]
+    list_filter = ["kb"]
+    search_fields = ["text"]
+    fields = ["document", "kb", "position", "heading_path", "char_count", "text", "vector_model"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        """Chunks come from indexing."""
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Read-only."""
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Deleting a document deletes its chunks."""
+        return False
