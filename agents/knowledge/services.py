@@ -35,10 +35,12 @@ def document_upload(
     source: str = "",
     effective_date: date | None = None,
     user: Any = None,
+    background: bool = True,
 ) -> Document:
     """Store an upload as a new document, or a new version of the document with the same title
-    (or source), and queue its indexing. Refuses empty, oversized, unsupported and duplicate
-    files with a clear AppError; nothing is stored then."""
+    (or source), and index it: in the background, or before returning when `background` is
+    False (commands). Refuses empty, oversized, unsupported and duplicate files with a clear
+    AppError; nothing is stored then."""
     file_type = upload_check(filename=filename, size=len(data))
     content_hash = content_hash_of(data)
     title = (title or filename.rsplit(".", 1)[0]).strip()[:300]
@@ -63,7 +65,11 @@ def document_upload(
         except IntegrityError:  # a concurrent upload of the same bytes won the race
             _refuse_duplicate(kb, content_hash)
             raise
-        enqueue(INDEX_DOCUMENT, document.pk)
+        if background:
+            enqueue(INDEX_DOCUMENT, document.pk)
+    if not background:
+        document_index(document_id=document.pk)
+        document.refresh_from_db()
     return document
 
 
