@@ -9,8 +9,7 @@ from django.conf import settings
 from agents.registry import ToolContext, tool
 from reminders.outcome import Outcome, error, success
 from reminders.selectors import day_free_slots, day_schedule, reminder_as_data, reminders_of
-from reminders.time_words import parse_time
-from reminders.tools.common import DATE, TIME, BadArgument, planner_tool, read_date, user_clock
+from reminders.tools.common import DATE, TIME, planner_tool, read_date, read_time, user_clock
 
 
 @tool(
@@ -60,11 +59,8 @@ def find_free_slots(context: ToolContext, args: dict[str, Any]) -> Outcome:
     """Gaps of at least `min_minutes` (default 30)."""
     when = user_clock(context)
     day = read_date(args.get("date"), when)
-    try:
-        first = parse_time(args.get("day_start") or settings.REMINDER_DAY_START)
-        last = parse_time(args.get("day_end") or settings.REMINDER_DAY_END)
-    except ValueError as exc:
-        raise BadArgument(str(exc)) from exc
+    first = read_time(args.get("day_start") or settings.REMINDER_DAY_START)
+    last = read_time(args.get("day_end") or settings.REMINDER_DAY_END)
     if last <= first:
         return error("day_end must be after day_start.")
     if day < when.today:

@@ -15,7 +15,7 @@ from reminders.dates import date_readings
 from reminders.models import Task
 from reminders.outcome import Outcome, error, need_confirmation
 from reminders.selectors import task_as_data, task_lookup
-from reminders.time_words import read_clock
+from reminders.time_words import Clock, read_clock
 
 DATE = {
     "type": "string",
@@ -100,24 +100,59 @@ def read_date(
     return readings[0]
 
 
-def read_time(value: str | None, *, strict: bool = False) -> time | None:
-    """A time argument, or None when absent; `strict` (tools that save) refuses a bare small
-    hour ("3点": 03:00 or 15:00?) and raises Unclear."""
+def read_time(value: str | None) -> time | None:
+    """A time argument (for reading, not saving: a bare 3点 is 03:00), or None when absent."""
+    return _at(_clock_of(value))
+
+
+def read_span(
+    start: str | None, end: str | None, *, known_start: time | None = None
+) -> tuple[time | None, time | None]:
+    """Start and end arguments of a task that is saved: a bare small hour is settled by the
+    other end when only one reading fits (下午3点 to 5点 ends 17:00), else raises Unclear."""
+    first, last = _clock_of(start), _clock_of(end)
+    clear_end = last.at if last is not None and not last.vague else None
+    start_at = _settled(start, first, before=clear_end)
+    end_at = _settled(end, last, after=start_at or known_start)
+    return start_at, end_at
+
+
+def _clock_of(value: str | None) -> Clock | None:
     if value in (None, ""):
         return None
     try:
-        reading = read_clock(value)
+        return read_clock(value)
     except ValueError as exc:
         raise BadArgument(str(exc)) from exc
-    if strict and reading.vague:
-        later = reading.at.replace(hour=reading.at.hour + 12)
-        raise Unclear(
-            f"“{value}” could be {reading.at:%H:%M} or {later:%H:%M}. Nothing was saved; ask "
-            "the user, then call again with the time as HH:MM (24-hour).",
-            reason="ambiguous_time",
-            times=[f"{reading.at:%H:%M}", f"{later:%H:%M}"],
-        )
-    return reading.at
+
+
+def _at(reading: Clock | None) -> time | None:
+    return None if reading is None else reading.at
+
+
+def _settled(
+    value: str | None,
+    reading: Clock | None,
+    *,
+    after: time | None = None,
+    before: time | None = None,
+) -> time | None:
+    """The reading's time; for a vague one, the one of its two readings that fits between
+    `after` and `before`, else Unclear."""
+    if reading is None or not reading.vague:
+        return _at(reading)
+    readings = [reading.at, reading.at.replace(hour=reading.at.hour + 12)]
+    fitting = [
+        at for at in readings if (after is None or at > after) and (before is None or at < before)
+    ]
+    if len(fitting) == 1 and (after is not None or before is not None):
+        return fitting[0]
+    raise Unclear(
+        f"“{value}” could be {readings[0]:%H:%M} or {readings[1]:%H:%M}. Nothing was saved; "
+        "ask the user, then call again with the time as HH:MM (24-hour).",
+        reason="ambiguous_time",
+        times=[f"{at:%H:%M}" for at in readings],
+    )
 
 
 def read_day(args: dict[str, Any], when: UserClock, default: str | None = "today") -> date | None:
@@ -139,7 +174,7 @@ def _day_of_start(start: str | None, when: UserClock) -> date | None:
     try:
         offset = read_clock(start).day if start else None
     except ValueError:
-        return None  # read_time reports it
+        return None  # read_span reports it
     return None if offset is None else when.today + timedelta(days=offset)
 
 

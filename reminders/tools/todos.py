@@ -28,7 +28,7 @@ from reminders.tools.common import (
     planner_tool,
     read_date,
     read_day,
-    read_time,
+    read_span,
     user_clock,
 )
 
@@ -66,11 +66,12 @@ QUERY_LIMIT = 50
 def create_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
     """Create a task for the user (date defaults to today)."""
     when = user_clock(context)
+    start, end = read_span(args.get("start"), args.get("end"))
     fields = TaskFields(
         title=args["title"],
         day=read_day(args, when),
-        start=read_time(args.get("start"), strict=True),
-        end=read_time(args.get("end"), strict=True),
+        start=start,
+        end=end,
         segment=args.get("segment", ""),
         priority=args.get("priority", "normal"),
         notes=args.get("notes", ""),
@@ -120,10 +121,18 @@ def query_tasks(context: ToolContext, args: dict[str, Any]) -> Outcome:
     )
     total = tasks.count()
     found = [task_as_data(task) for task in tasks[:QUERY_LIMIT]]
+    days = _days(first, last)  # said back, so a date read another way than meant shows
     if not found:
-        return success("No tasks match.", tasks=[], total=0)
+        return success(f"No tasks match{days}.", tasks=[], total=0)
     more = f" (showing the first {QUERY_LIMIT})" if total > QUERY_LIMIT else ""
-    return success(f"{total} task(s) found{more}.", tasks=found, total=total)
+    return success(f"{total} task(s) found{days}{more}.", tasks=found, total=total)
+
+
+def _days(first: date | None, last: date | None) -> str:
+    if first is not None and first == last:
+        return f" on {first:%A %d %B %Y}"
+    since = f" from {first:%A %d %B %Y}" if first else ""
+    return since + (f" to {last:%A %d %B %Y}" if last else "")
 
 
 @tool(
@@ -187,24 +196,23 @@ def _changed(task: Task, args: dict[str, Any], when: UserClock) -> TaskFields | 
         fields = replace(fields, start=None, end=None, segment="")
     if args.get("segment"):
         fields = replace(fields, start=None, end=None, segment=args["segment"])
-    if args.get("start"):
-        start = read_time(args["start"], strict=True)
-        fields = replace(fields, start=start, end=_shifted_end(fields, args))
-        fields = replace(fields, segment="")
-    if args.get("end"):
-        fields = replace(fields, end=read_time(args["end"], strict=True))
+    start, end = read_span(args.get("start"), args.get("end"), known_start=fields.start)
+    if start is not None:
+        fields = replace(fields, start=start, end=_shifted_end(fields, start, args), segment="")
+    if end is not None:
+        fields = replace(fields, end=end)
     for key, name in (("new_title", "title"), ("priority", "priority"), ("notes", "notes")):
         if key in args:
             fields = replace(fields, **{name: args[key]})
     return fields
 
 
-def _shifted_end(fields: TaskFields, args: dict[str, Any]) -> time | None:
+def _shifted_end(fields: TaskFields, start: time, args: dict[str, Any]) -> time | None:
     """A moved task keeps its length (if that still ends the same day)."""
     if fields.start is None or fields.end is None or args.get("end"):
         return None
     length = datetime.combine(date.min, fields.end) - datetime.combine(date.min, fields.start)
-    moved = datetime.combine(date.min, read_time(args["start"], strict=True)) + length
+    moved = datetime.combine(date.min, start) + length
     return moved.time() if moved.date() == date.min else None
 
 

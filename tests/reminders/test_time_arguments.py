@@ -93,3 +93,35 @@ def test_modify_task_reads_times_the_same_way(taipei_user, clock):
     assert tomorrow_evening["data"]["task"]["start"] == "19:00"
     saved = Task.objects.get()
     assert (saved.due_date, saved.start_time) == (date(2025, 6, 12), time(19))
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        ("下午3点", "5点", (time(15), time(17))),  # only 17:00 ends after 15:00
+        ("下午1点", "3点", (time(13), time(15))),
+        ("3pm", "5", (time(15), time(17))),
+    ],
+)
+def test_a_bare_hour_is_settled_by_the_other_end_when_one_reading_fits(
+    taipei_user, clock, start, end, expected
+):
+    result = call(taipei_user, "create_task", title="开会", date="明天", start=start, end=end)
+    assert result["status"] == "success", result
+    saved = Task.objects.get()
+    assert (saved.start_time, saved.end_time) == expected
+
+
+@pytest.mark.parametrize(("start", "end"), [("凌晨1点", "3点"), ("3点", "下午5点")])
+def test_a_bare_hour_that_both_readings_fit_is_still_asked(taipei_user, clock, start, end):
+    result = call(taipei_user, "create_task", title="赶车", date="明天", start=start, end=end)
+    assert result["status"] == "need_confirmation" and result["data"]["times"] == ["03:00", "15:00"]
+    assert not Task.objects.exists()
+
+
+def test_modify_task_settles_a_bare_end_by_the_tasks_start(taipei_user, clock):
+    task_id = call(taipei_user, "create_task", title="开会", date="明天", start="下午2点")["data"][
+        "task"
+    ]["id"]
+    result = call(taipei_user, "modify_task", task_id=task_id, end="4点")
+    assert result["status"] == "success" and result["data"]["task"]["end"] == "16:00"

@@ -160,7 +160,11 @@ def test_query_tasks_filters_by_day_range_status_and_text(taipei_user, clock):
     )
     assert call(taipei_user, "query_tasks", text="another")["data"]["total"] == 1
     empty = call(taipei_user, "query_tasks", date="sunday")
-    assert empty["status"] == "success" and empty["message"] == "No tasks match."
+    assert empty["status"] == "success"
+    assert empty["message"] == "No tasks match on Sunday 15 June 2025."
+    assert call(taipei_user, "query_tasks", date="next saturday")["message"] == (
+        "No tasks match on Saturday 21 June 2025."  # the reading taken is said back
+    )
     backwards = call(taipei_user, "query_tasks", **{"from": "friday", "to": "thursday"})
     assert backwards["status"] == "error"
 
