@@ -7,6 +7,7 @@ HTTP errors, malformed streams and stalls.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -28,6 +29,9 @@ class Reply:
     error_message: str = "scripted failure"
     stall_seconds: float = 0.0  # sleep before the first byte
     malformed: bool = False  # send a chunk that is not JSON
+    cut_after: int | None = None  # close the connection after this many text chunks
+    stall_after: int | None = None  # after this many text chunks, sleep `stall_mid_seconds`
+    stall_mid_seconds: float = 0.0
     prompt_tokens: int = 11
     completion_tokens: int = 7
 
@@ -99,6 +103,8 @@ class FakeOpenAI:
         self.fallback: Callable[[dict[str, Any]], Reply] = lambda body: text("fallback answer")
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []  # the Authorization header of each request
+        self.embedding_requests: list[dict[str, Any]] = []  # bodies sent to /v1/embeddings
+        self.embeddings_status = 200  # set to e.g. 500 to make /v1/embeddings fail
         self.active = 0  # requests being answered now
         self.max_active = 0  # the most answered at once (shows parallel callers)
         self._lock = threading.Lock()
@@ -147,6 +153,9 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.authorizations.append(self.headers.get("Authorization"))
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    self._send_embeddings(body)
+                    return
                 reply = fake._next(body)
                 with fake._lock:
                     fake.active += 1
@@ -162,6 +171,32 @@ class FakeOpenAI:
                     with fake._lock:
                         fake.active -= 1
 
+            def _send_embeddings(self, body: dict[str, Any]) -> None:
+                with fake._lock:
+                    fake.embedding_requests.append(body)
+                status = fake.embeddings_status
+                texts = body.get("input", [])
+                texts = [texts] if isinstance(texts, str) else texts
+                answer = (
+                    {
+                        "object": "list",
+                        "model": body.get("model", "fake-embed"),
+                        "data": [
+                            {"object": "embedding", "index": i, "embedding": embedding(t)}
+                            for i, t in enumerate(texts)
+                        ],
+                        "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+                    }
+                    if status == 200
+                    else {"error": {"message": "scripted embeddings failure", "type": "fake"}}
+                )
+                payload = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
             def _send_error(self, reply: Reply) -> None:
                 payload = json.dumps({"error": {"message": reply.error_message, "type": "fake"}})
                 self.send_response(reply.status)
@@ -175,12 +210,34 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                for chunk in _chunks(body, reply):
+                for index, chunk in enumerate(_chunks(body, reply)):
+                    # chunk 0 is the role chunk: text chunk n is chunk n + 1
+                    if reply.cut_after is not None and index == reply.cut_after + 1:
+                        break  # the connection closes mid-answer, with no [DONE]
+                    if reply.stall_after is not None and index == reply.stall_after + 1:
+                        time.sleep(reply.stall_mid_seconds)
                     self.wfile.write(chunk)
                     self.wfile.flush()
                 self.close_connection = True
 
         return Handler
+
+
+EMBEDDING_DIM = 64
+
+
+def embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """A deterministic unit vector of a text: its lower-cased character unigrams and bigrams,
+    hashed into `dim` signed buckets (texts sharing n-grams point the same way)."""
+    text = text.lower()
+    vector = [0.0] * dim
+    for gram in [*text, *(text[i : i + 2] for i in range(len(text) - 1))]:
+        if gram.isspace():
+            continue
+        digest = hashlib.md5(gram.encode()).digest()
+        vector[digest[0] % dim] += 1.0 if digest[1] % 2 else -1.0
+    norm = sum(x * x for x in vector) ** 0.5 or 1.0
+    return [x / norm for x in vector]
 
 
 def _event(data: Any) -> bytes:
