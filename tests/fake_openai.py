@@ -8,7 +8,6 @@ HTTP errors, malformed streams and stalls.
 from __future__ import annotations
 
 import hashlib
-import hashlib
 import json
 import threading
 import time
@@ -106,8 +105,6 @@ class FakeOpenAI:
         self.authorizations: list[str | None] = []  # the Authorization header of each request
         self.embedding_requests: list[dict[str, Any]] = []  # bodies sent to /v1/embeddings
         self.embeddings_status = 200  # set to e.g. 500 to make /v1/embeddings fail
-        self.embedding_requests: list[dict[str, Any]] = []  # bodies sent to /v1/embeddings
-        self.embeddings_status = 200  # set to e.g. 500 to make /v1/embeddings fail
         self.active = 0  # requests being answered now
         self.max_active = 0  # the most answered at once (shows parallel callers)
         self._lock = threading.Lock()
@@ -159,9 +156,6 @@ class FakeOpenAI:
                 if self.path.rstrip("/").endswith("/embeddings"):
                     self._send_embeddings(body)
                     return
-                if self.path.rstrip("/").endswith("/embeddings"):
-                    self._send_embeddings(body)
-                    return
                 reply = fake._next(body)
                 with fake._lock:
                     fake.active += 1
@@ -176,32 +170,6 @@ class FakeOpenAI:
                 finally:
                     with fake._lock:
                         fake.active -= 1
-
-            def _send_embeddings(self, body: dict[str, Any]) -> None:
-                with fake._lock:
-                    fake.embedding_requests.append(body)
-                status = fake.embeddings_status
-                texts = body.get("input", [])
-                texts = [texts] if isinstance(texts, str) else texts
-                answer = (
-                    {
-                        "object": "list",
-                        "model": body.get("model", "fake-embed"),
-                        "data": [
-                            {"object": "embedding", "index": i, "embedding": embedding(t)}
-                            for i, t in enumerate(texts)
-                        ],
-                        "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
-                    }
-                    if status == 200
-                    else {"error": {"message": "scripted embeddings failure", "type": "fake"}}
-                )
-                payload = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
 
             def _send_embeddings(self, body: dict[str, Any]) -> None:
                 with fake._lock:
@@ -253,23 +221,6 @@ class FakeOpenAI:
                 self.close_connection = True
 
         return Handler
-
-
-EMBEDDING_DIM = 64
-
-
-def embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
-    """A deterministic unit vector of a text: its lower-cased character unigrams and bigrams,
-    hashed into `dim` signed buckets (texts sharing n-grams point the same way)."""
-    text = text.lower()
-    vector = [0.0] * dim
-    for gram in [*text, *(text[i : i + 2] for i in range(len(text) - 1))]:
-        if gram.isspace():
-            continue
-        digest = hashlib.md5(gram.encode()).digest()
-        vector[digest[0] % dim] += 1.0 if digest[1] % 2 else -1.0
-    norm = sum(x * x for x in vector) ** 0.5 or 1.0
-    return [x / norm for x in vector]
 
 
 EMBEDDING_DIM = 64
