@@ -17,7 +17,6 @@ from rest_framework.views import APIView
 from chat.models import ApiToken
 from chat.selectors import access_session, session_messages, sessions_of
 from chat.serializers import (
-    ErrorSerializer,
     MessageAcceptedSerializer,
     MessagePageSerializer,
     MessageSendSerializer,
@@ -31,10 +30,9 @@ from chat.serializers import (
 )
 from chat.services import preference_set_timezone, session_create, session_rename
 from chat.tokens import token_create, token_revoke
+from config.api_errors import ERRORS, ErrorSerializer
 from config.errors import NotFound
 from delegation.turns import session_delete, turn_start
-
-ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 429)}
 
 
 class NewestFirst(CursorPagination):

@@ -6,6 +6,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from chat.models import ApiToken, ChatMessage, ChatSession
+from config.api_errors import ErrorSerializer  # noqa: F401  (moved to config; old import path)
 from config.api_fields import StrictCharField, StrictModelSerializer, StrictUUIDField
 
 
@@ -103,20 +104,6 @@ class TokenCreatedSerializer(TokenSerializer):
     class Meta(TokenSerializer.Meta):
         fields = [*TokenSerializer.Meta.fields, "token"]
         read_only_fields = fields
-
-
-class ErrorBodySerializer(serializers.Serializer):
-    """`{"code", "message", "details"}`."""
-
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.JSONField(required=False)
-
-
-class ErrorSerializer(serializers.Serializer):
-    """Every error: `{"error": {...}}`."""
-
-    error = ErrorBodySerializer()
 
 
 class SessionPageSerializer(serializers.Serializer):

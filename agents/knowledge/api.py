@@ -21,9 +21,8 @@ from agents.knowledge.serializers import (
     KnowledgeBaseSerializer,
 )
 from agents.knowledge.services import document_delete, document_upload, upload_check
-from chat.serializers import ErrorSerializer
+from config.api_errors import ERRORS, ErrorSerializer
 
-ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 429)}
 UPLOAD_ERRORS = {**ERRORS, 409: ErrorSerializer, 413: ErrorSerializer, 415: ErrorSerializer}
 
 
