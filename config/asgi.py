@@ -14,7 +14,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 import chat.routing  # noqa: E402
 from config.periodic import start_in_process_beat  # noqa: E402
-from delegation.sweeper import runs_sweep  # noqa: E402
+from delegation.sweeper import runs_recover_orphans, runs_sweep  # noqa: E402
 from reminders.dispatch import reminders_dispatch  # noqa: E402
 
 # With no broker there is no Celery beat: the server process runs the periodic jobs itself.
@@ -22,7 +22,8 @@ start_in_process_beat(
     [
         (settings.SWEEP_INTERVAL_SECONDS, runs_sweep),
         (settings.REMINDER_DISPATCH_SECONDS, reminders_dispatch),
-    ]
+    ],
+    at_start=runs_recover_orphans,  # this process is the only worker: its orphans go first
 )
 
 application = ProtocolTypeRouter(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -22,31 +23,41 @@ def prevent_start() -> None:
         _started = True
 
 
-def start_in_process_beat(jobs: list[tuple[float, Callable[[], object]]]) -> bool:
-    """Run each (interval seconds, job) forever on one daemon thread, once per process, only
-    when no broker is configured (with one, Celery beat drives the same jobs)."""
+def start_in_process_beat(
+    jobs: list[tuple[float, Callable[[], object]]], at_start: Callable[[], object] | None = None
+) -> bool:
+    """Run `at_start` once, then each (interval seconds, job) forever, on one daemon thread,
+    once per process, only when no broker is configured (with one, Celery drives the same)."""
     global _started
     with _lock:
         if _started or settings.CELERY_BROKER_URL:
             return False
         _started = True
-    threading.Thread(target=_loop, args=(jobs,), daemon=True, name="in-process-beat").start()
+    threading.Thread(
+        target=_loop, args=(jobs, at_start), daemon=True, name="in-process-beat"
+    ).start()
     return True
 
 
-def _loop(jobs: list[tuple[float, Callable[[], object]]]) -> None:
-    import time
-
+def _loop(
+    jobs: list[tuple[float, Callable[[], object]]], at_start: Callable[[], object] | None
+) -> None:
+    if at_start is not None:
+        _run(at_start)
     due = [0.0] * len(jobs)
     while True:
         now = time.monotonic()
         for index, (interval, job) in enumerate(jobs):
             if now >= due[index]:
                 due[index] = now + interval
-                try:
-                    job()
-                except Exception:
-                    logger.exception("periodic job %s failed", getattr(job, "__name__", job))
-                finally:
-                    close_old_connections()
+                _run(job)
         time.sleep(min(interval for interval, _ in jobs) / 4)
+
+
+def _run(job: Callable[[], object]) -> None:
+    try:
+        job()
+    except Exception:
+        logger.exception("periodic job %s failed", getattr(job, "__name__", job))
+    finally:
+        close_old_connections()

@@ -67,6 +67,7 @@ class Run(models.Model):
     deadline = models.DateTimeField()
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     lease_token = models.UUIDField(null=True, blank=True)  # which claim may write progress
+    worker = models.CharField(max_length=200, blank=True)  # who claimed it last (Celery hostname)
     queued_at = models.DateTimeField(null=True, blank=True)  # when it last became queued
     # The turn's budget and what the whole tree used, kept on the root run.
     budget = models.JSONField(default=dict, blank=True)

@@ -73,9 +73,10 @@ def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
     return uuid.uuid5(run.id, f"{kind}:{step}:{index}")
 
 
-def run_advance(*, run_id: Any) -> AdvanceOutcome:
-    """Advance a run until it answers, fails, waits for experts, or should continue later."""
-    run, retry_in = run_claim(run_id=run_id)
+def run_advance(*, run_id: Any, worker: str = "") -> AdvanceOutcome:
+    """Advance a run until it answers, fails, waits for experts, or should continue later;
+    `worker` names the process (its Celery hostname) so a restart can find its orphans."""
+    run, retry_in = run_claim(run_id=run_id, worker=worker)
     if run is None:
         return AdvanceOutcome("busy" if retry_in else "noop", retry_in=retry_in)
     emitter = RunEmitter(run, foreign=run.taken_over)

@@ -88,7 +88,7 @@ def _lease() -> Any:
     return timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
 
 
-def run_claim(*, run_id: Any) -> tuple[Run | None, float]:
+def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     """Take the run for this worker: (run, 0), or (None, seconds to retry in) / (None, 0) if done.
 
     A duplicate delivery finds the run final or waiting (nothing to do) or leased by a live
@@ -114,7 +114,10 @@ def run_claim(*, run_id: Any) -> tuple[Run | None, float]:
         run.started_at = run.started_at or now
         run.lease_expires_at = _lease()
         run.lease_token = uuid.uuid4()
-        run.save(update_fields=["status", "started_at", "lease_expires_at", "lease_token"])
+        run.worker = worker[:200]
+        run.save(
+            update_fields=["status", "started_at", "lease_expires_at", "lease_token", "worker"]
+        )
     return run, 0.0
 
 

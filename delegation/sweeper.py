@@ -15,6 +15,27 @@ from delegation.services import run_enqueue
 BATCH = 200
 
 
+def runs_recover_orphans(*, worker: str | None = None) -> int:
+    """At a process's start: re-send at once the runs it left behind, instead of waiting a
+    lease or QUEUED_STALE_SECONDS. A Celery worker (`worker` = its hostname) takes back the
+    runs it was running; the embedded server, the only worker there is, every unfinished run
+    that is not waiting for experts (its in-process queue died with the last process)."""
+    now = timezone.now()
+    if worker is None:
+        orphans = Run.objects.filter(status__in=[RunStatus.RUNNING, RunStatus.QUEUED])
+    else:
+        orphans = Run.objects.filter(status=RunStatus.RUNNING, worker=worker)
+    count = 0
+    for run_id in orphans.values_list("id", flat=True)[:BATCH]:
+        # The lease is expired on purpose: the next claim takes the run over at once.
+        Run.objects.filter(pk=run_id, status__in=[RunStatus.RUNNING, RunStatus.QUEUED]).update(
+            lease_expires_at=now, queued_at=now
+        )
+        run_enqueue(run_id=run_id)
+        count += 1
+    return count
+
+
 def runs_sweep() -> dict[str, int]:
     """Time out runs past their deadline (their callers resume with an error), re-send runs
     whose worker died (lease expired) or whose task was lost (queued too long)."""

@@ -9,9 +9,10 @@ import pytest
 from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageStatus
+from delegation.emitter import RunEmitter
 from delegation.models import Run, RunStatus
-from delegation.services import run_create
-from delegation.sweeper import runs_sweep
+from delegation.services import run_claim, run_create, run_heartbeat
+from delegation.sweeper import runs_recover_orphans, runs_sweep
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,7 +22,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def sent(monkeypatch) -> list[str]:
     """Run ids the sweeper enqueues (the task itself is not run here)."""
     calls: list[str] = []
-    monkeypatch.setattr("delegation.sweeper.run_enqueue", lambda *, run_id: calls.append(str(run_id)))
+    monkeypatch.setattr(
+        "delegation.sweeper.run_enqueue", lambda *, run_id: calls.append(str(run_id))
+    )
     return calls
 
 
@@ -72,3 +75,43 @@ def test_waiting_and_finished_runs_are_left_alone(user, sent):
     new_run(user, status=RunStatus.WAITING, queued_at=long_ago)
     new_run(user, status=RunStatus.SUCCEEDED, queued_at=long_ago, deadline=long_ago)
     assert runs_sweep() == {"timed_out": 0, "resent": 0}
+
+
+def test_a_restarted_celery_worker_takes_back_its_own_runs_at_once(user, sent):
+    live = timezone.now() + timedelta(seconds=30)  # the dead worker's lease looks alive
+    mine = new_run(user, status=RunStatus.RUNNING, worker="w1@host", lease_expires_at=live)
+    other = new_run(user, status=RunStatus.RUNNING, worker="w2@host", lease_expires_at=live)
+    assert runs_recover_orphans(worker="w1@host") == 1
+    assert sent == [str(mine.id)] and str(other.id) not in sent
+    claimed, retry_in = run_claim(run_id=mine.id, worker="w1@host")
+    assert claimed is not None and retry_in == 0 and claimed.taken_over
+
+
+def test_the_embedded_server_resends_every_unfinished_run_at_start(user, sent):
+    running = new_run(user, status=RunStatus.RUNNING, lease_expires_at=timezone.now())
+    queued = new_run(user, status=RunStatus.QUEUED)
+    waiting = new_run(user, status=RunStatus.WAITING)
+    done = new_run(user, status=RunStatus.SUCCEEDED)
+    assert runs_recover_orphans() == 2
+    assert set(sent) == {str(running.id), str(queued.id)}
+    assert str(waiting.id) not in sent and str(done.id) not in sent
+
+
+def test_a_run_taken_over_numbers_its_events_past_anything_sent_before(user):
+    run = new_run(
+        user, status=RunStatus.RUNNING, lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    Run.objects.filter(pk=run.pk).update(last_seq=7)
+    claimed, _ = run_claim(run_id=run.id)
+    assert claimed.taken_over
+    assert RunEmitter(claimed, foreign=claimed.taken_over).seq >= 7 + 1000
+    fresh = new_run(user)
+    claimed_fresh, _ = run_claim(run_id=fresh.id)
+    assert not claimed_fresh.taken_over and RunEmitter(claimed_fresh).seq == 0
+
+
+def test_streaming_heartbeats_save_the_last_event_number(user):
+    run = new_run(user)
+    claimed, _ = run_claim(run_id=run.id)
+    run_heartbeat(run=claimed, seq=42)
+    assert Run.objects.get(pk=run.pk).last_seq == 42
