@@ -212,7 +212,9 @@ def test_embedded_mode_runs_the_dispatcher_on_the_in_process_timer(monkeypatch, 
     import sys
 
     jobs: list = []
-    monkeypatch.setattr("config.periodic.start_in_process_beat", lambda given: jobs.extend(given))
+    monkeypatch.setattr(
+        "config.periodic.start_in_process_beat", lambda given, **_: jobs.extend(given)
+    )
     if "config.asgi" in sys.modules:
         importlib.reload(sys.modules["config.asgi"])
     else:
