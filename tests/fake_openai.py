@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -172,6 +173,8 @@ class FakeOpenAI:
                         fake.active -= 1
 
             def _send_embeddings(self, body: dict[str, Any]) -> None:
+                # One small answer per request: without NODELAY, Nagle + delayed ACK add 40 ms.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 with fake._lock:
                     fake.embedding_requests.append(body)
                 status = fake.embeddings_status

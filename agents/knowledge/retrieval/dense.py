@@ -7,6 +7,7 @@ import math
 import struct
 import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from operator import mul
 
 import openai
@@ -34,11 +35,21 @@ def enabled() -> bool:
 
 
 def _client() -> openai.OpenAI:
+    """One client (and connection pool) per configuration, reused across calls and threads."""
+    return _client_for(
+        settings.EMBEDDINGS_BASE_URL or settings.OPENAI_BASE_URL or None,
+        settings.EMBEDDINGS_API_KEY or settings.OPENAI_API_KEY or "not-needed",
+        settings.EMBEDDINGS_TIMEOUT,
+        settings.OPENAI_MAX_RETRIES,
+    )
+
+
+@lru_cache(maxsize=8)
+def _client_for(
+    base_url: str | None, api_key: str, timeout: float, max_retries: int
+) -> openai.OpenAI:
     return openai.OpenAI(
-        base_url=settings.EMBEDDINGS_BASE_URL or settings.OPENAI_BASE_URL or None,
-        api_key=settings.EMBEDDINGS_API_KEY or settings.OPENAI_API_KEY or "not-needed",
-        timeout=settings.EMBEDDINGS_TIMEOUT,
-        max_retries=settings.OPENAI_MAX_RETRIES,
+        base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
     )
 
 
@@ -83,8 +94,11 @@ class _VectorCache:
         self._entries: dict[int, tuple[tuple, list[int], object]] = {}
 
     def vectors(self, kb_id: int, model: str, dim: int) -> tuple[list[int], object]:
+        # Any change of the base's chunks changes their count or their highest id (a re-index
+        # inserts new rows); both come from the (kb, token_count) index without reading rows.
+        changes = Chunk.objects.filter(kb_id=kb_id).aggregate(n=Count("id"), top=Max("id"))
+        stamp = (model, dim, *changes.values())
         rows = Chunk.objects.filter(kb_id=kb_id, vector_model=model, vector_dim=dim)
-        stamp = (model, dim, *rows.aggregate(n=Count("id"), top=Max("id")).values())
         with self._lock:
             cached = self._entries.get(kb_id)
             if cached and cached[0] == stamp:
