@@ -2,7 +2,8 @@
 // expert's messages live in a collapsible panel inside its caller's thread). Live events and the
 // saved snapshot go through the same functions, so a reload shows what the live stream showed.
 
-import { loadedImage, renderMarkdown, safeUrl } from "./markdown.js";
+import { loadedImage, safeUrl } from "./markdown.js";
+import { MarkdownStream } from "./markdown-stream.js";
 
 const STATUS_WORDS = {
   running: "running",
@@ -309,11 +310,18 @@ export class Transcript {
     node.el.dataset.status = node.status;
     if (node.role === "user") {
       node.body.textContent = node.text;
-    } else {
-      node.body.replaceChildren(
-        renderMarkdown(node.text, { imageAllowed: (url) => this.loadedImages.has(url) })
-      );
-      if (node.status === "cancelled") node.body.append(el("p", "stopped", "Stopped."));
+      return;
+    }
+    // Streaming text renders incrementally (finished blocks are kept); a final text renders once.
+    node.markdown ??= new MarkdownStream(node.body, {
+      imageAllowed: (url) => this.loadedImages.has(url),
+    });
+    node.stopped?.remove();
+    if (node.status === "streaming") node.markdown.update(node.text);
+    else node.markdown.finish(node.text);
+    if (node.status === "cancelled") {
+      node.stopped ??= el("p", "stopped", "Stopped.");
+      node.body.append(node.stopped);
     }
   }
 

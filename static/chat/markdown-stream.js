@@ -1,0 +1,88 @@
+// Incremental Markdown for a streaming answer. Each delta parses only the text after the blocks
+// already shown: top-level blocks that another block has followed (on a complete line) are
+// final, so they are rendered once and kept; only the trailing open block is rendered again.
+// The final text renders once more only where it must (it differs from what streamed, or it
+// defines link references that earlier blocks may use).
+
+import { md, renderTokens } from "./markdown.js";
+
+/** Offset just after the `count`-th newline of `text` (0 when `count` is 0). */
+function lineOffset(text, count) {
+  let offset = 0;
+  for (let n = 0; n < count; n += 1) offset = text.indexOf("\n", offset) + 1;
+  return offset;
+}
+
+export class MarkdownStream {
+  /**
+   * @param {HTMLElement} container  where the rendered blocks go (they are its only children,
+   *                                 apart from what the caller appends after `update`)
+   * @param {object} options         imageAllowed(url), passed on to the renderer
+   */
+  constructor(container, options = {}) {
+    this.container = container;
+    this.options = options;
+    this.reset();
+  }
+
+  reset() {
+    this.container.replaceChildren();
+    this.done = ""; // the source of the blocks rendered for good
+    this.tail = []; // the nodes of the open block(s), replaced on every update
+    this.references = false; // the text defines [label]: url references
+  }
+
+  /** Show `text`, a longer version of what was shown: only the open block is rendered again. */
+  update(text) {
+    text = String(text ?? "").replace(/\r\n?/g, "\n");
+    if (!text.startsWith(this.done)) this.reset(); // rewritten, not extended: start over
+    const rest = text.slice(this.done.length);
+    const env = {};
+    const tokens = md.parse(rest, env);
+    this.references ||= Boolean(env.references);
+    const complete = rest.split("\n").length - 1; // lines that have their newline
+    const starts = [];
+    tokens.forEach((token, index) => {
+      if (token.level === 0 && token.nesting !== -1 && token.map) starts.push(index);
+    });
+    // The last block whose first line is complete closes every block before it: no character
+    // appended later can merge them back (an incomplete line could still: "#" then "#tag").
+    let cut = starts.length - 1;
+    while (cut > 0 && tokens[starts[cut]].map[0] >= complete) cut -= 1;
+    this.clearTail();
+    if (cut > 0) {
+      this.container.append(renderTokens(tokens.slice(0, starts[cut]), env, this.options));
+      this.done += rest.slice(0, lineOffset(rest, tokens[starts[cut]].map[0]));
+      this.append(renderTokens(tokens.slice(starts[cut]), env, this.options));
+    } else {
+      this.append(renderTokens(tokens, env, this.options));
+    }
+  }
+
+  /** Show the final `text`: whatever is still open renders once, for good. */
+  finish(text) {
+    text = String(text ?? "").replace(/\r\n?/g, "\n");
+    if (this.references || !text.startsWith(this.done)) this.reset();
+    const rest = text.slice(this.done.length);
+    const env = {};
+    const tokens = md.parse(rest, env);
+    if (env.references && this.done) {
+      this.reset(); // a reference defined late may be used by blocks already shown
+      this.finish(text);
+      return;
+    }
+    this.clearTail();
+    this.container.append(renderTokens(tokens, env, this.options));
+    this.done = text;
+  }
+
+  clearTail() {
+    for (const node of this.tail) node.remove();
+    this.tail = [];
+  }
+
+  append(fragment) {
+    this.tail = [...fragment.childNodes];
+    this.container.append(fragment);
+  }
+}
