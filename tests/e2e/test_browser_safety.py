@@ -115,3 +115,82 @@ def test_hostile_markdown_executes_and_loads_nothing(fake_model, start_asgi_serv
     assert [u for u in requests if "example.com" in u] == ["http://example.com/a.png"]
     assert dialogs == [] and page.evaluate("window.pwned") is None
     assert page.console_errors == []
+
+
+# Tricks against link and image filters, raw HTML and attribute escapes, each rendered by the
+# page's own Markdown module in the signed-in page (under its CSP).
+TRICKS = [
+    "[a](java\tscript:alert(1))",
+    "[a](JaVaScRiPt:alert(1))",
+    "[a](&#106;avascript:alert(1))",
+    "[a](javascript&colon;alert(1))",
+    "<javascript:alert(1)>",
+    "[a](vbscript:msgbox(1))",
+    "[a](file:///etc/passwd)",
+    "[a](//evil.example/x)",
+    "[a](/relative/path)",
+    "[ref]\n\n[ref]: javascript:alert(1)",
+    '[a](https://ok.example/ "x\\" onmouseover=\\"alert(1)")',
+    '[a](https://ok.example/"onmouseover=alert(1)//)',
+    "![a](javascript:alert(1))",
+    "![a](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)",
+    '![a" onerror="alert(1)](https://img.example/x.png)',
+    "![a](//evil.example/x.png)",
+    '<a href="javascript:alert(1)">raw</a> <svg onload=alert(1)> <style>*{}</style>',
+    '```"><img src=x onerror=alert(1)>\ncode\n```',
+    "| <b onclick=alert(1)>x</b> |\n|---|\n| <iframe srcdoc=x> |",
+    "> <math><mi xlink:href=javascript:alert(1)>x</mi></math>",
+    "&lt;script&gt;alert(1)&lt;/script&gt; &#60;img src=x onerror=alert(1)&#62;",
+]
+
+
+@pytest.fixture
+def bob(db) -> None:
+    """A user, written before the browser starts."""
+    make_user("bob")
+
+
+def test_link_image_and_html_tricks_stay_inert(bob, asgi_server, browser_page):
+    page = browser_page
+    dialogs, requests = [], []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    sign_in_as(page, asgi_server, "bob")
+    found = page.evaluate(
+        """async (tricks) => {
+            const { renderMarkdown } = await import('/static/chat/markdown.js');
+            const box = document.createElement('div');
+            document.body.append(box);
+            for (const trick of tricks) box.append(renderMarkdown(trick));
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            const attrs = [...box.querySelectorAll('*')].flatMap((el) =>
+                [...el.attributes].map((a) => `${el.tagName.toLowerCase()} ${a.name}`));
+            return {
+                tags: [...new Set([...box.querySelectorAll('*')].map((el) => el.tagName))].sort(),
+                hrefs: [...box.querySelectorAll('[href]')].map((el) => el.getAttribute('href')),
+                handlers: attrs.filter((a) => / (on|style|src|srcdoc|xlink)/.test(a)),
+                text: box.textContent,
+            };
+        }""",
+        TRICKS,
+    )
+    assert set(found["tags"]) <= {"A", "BR", "BUTTON", "CODE", "FIGCAPTION", "FIGURE", "P"} | {
+        "BLOCKQUOTE",
+        "DIV",
+        "PRE",
+        "SPAN",
+        "TABLE",
+        "TBODY",
+        "TD",
+        "TH",
+        "THEAD",
+        "TR",
+    }, found["tags"]
+    assert found["handlers"] == []
+    assert found["hrefs"] == ["https://ok.example/", "https://ok.example/%22onmouseover=alert(1)//"]
+    assert "<script>alert(1)</script>" in found["text"]  # entities decode to visible text
+    assert '<a href="javascript:alert(1)">raw</a>' in found["text"]
+    assert "Load image from img.example" in found["text"]
+    assert dialogs == [] and page.evaluate("window.pwned") is None
+    assert not [u for u in requests if "evil" in u or "img.example" in u or u.endswith("/x")]
+    assert page.console_errors == []
