@@ -3,21 +3,32 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# Exact versions: requirements.lock (runtime, the Docker image) and requirements-dev.lock (plus the
+# dev and stack extras, what `make install` and CI use). `make lock` re-resolves both.
+LOCK     := requirements.lock
+DEV_LOCK := requirements-dev.lock
+UV_COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 --quiet $(LOCK_FLAGS)
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 # The second test pass and `make stack` use these; .ci/run starts both services if needed.
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/agent_platform
 REDIS_URL_LOCAL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install run test test-embedded test-distributed lint format stack bench migrate clean
+.PHONY: install lock run test test-embedded test-distributed lint format stack bench migrate clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(DEV_LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet --no-deps -r $(DEV_LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP)  ## the virtualenv with the locked versions (runtime + dev + stack)
+
+lock:  ## re-resolve the lock files from pyproject.toml's ranges (LOCK_FLAGS=--upgrade for newest)
+	test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/pip install --quiet "uv>=0.4,<0.14"; }
+	$(UV_COMPILE) -o $(LOCK)
+	$(UV_COMPILE) --extra dev -c $(LOCK) -o $(DEV_LOCK)
 
 migrate: install
 	$(BIN)/python manage.py migrate --no-input

@@ -282,6 +282,18 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker that lost Redis keeps reconnecting (the default gives up after 100 attempts and exits);
+# a task already running finishes (a redelivery of a finished run is a no-op).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# Publishing during an outage blocks the caller at most ~2 s, then config.enqueue logs it and the
+# sweeper re-sends the queued run (QUEUED_STALE_SECONDS).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 3,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 1,
+}
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # One model call may take OPENAI_TIMEOUT per attempt, retried OPENAI_MAX_RETRIES times (with the
@@ -293,7 +305,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int(
 )
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=CELERY_TASK_SOFT_TIME_LIMIT + 30)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+    "socket_connect_timeout": 5,
+    "socket_keepalive": True,
+    "health_check_interval": 15,
 }
 if not (
     MODEL_CALL_WORST_SECONDS
