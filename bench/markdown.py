@@ -131,6 +131,16 @@ def cases() -> dict[str, str]:
     }
 
 
+def streamed() -> dict[str, str]:
+    """Answers streamed in 400 deltas: a typical one, and one long open block (the worst case
+    for incremental rendering, which renders the open block again on every delta)."""
+    code = "".join(f"    value_{n} = compute({n}, scale=2)  # step {n}\n" for n in range(400))
+    return {
+        "16k rich answer": rich_answer(),
+        "16k code block": ("```python\ndef run():\n" + code)[:16_000],
+    }
+
+
 def serve(root: Path, route) -> None:
     """Answer a request of the page from disk (or the generated page and driver)."""
     path = route.request.url.removeprefix(ORIGIN).split("?")[0]
@@ -168,18 +178,17 @@ def run(static: Path, repeat: int) -> None:
             ms = statistics.median(r["ms"] for r in results)
             note = f"  ({results[0]['error']})" if results[0].get("error") else ""
             print(f"{name:<32} {ms:9.1f} ms{note}")
-        answer = rich_answer()
-        step = len(answer) // 400
-        pieces = [answer[i : i + step] for i in range(0, len(answer), step)]
-        runs = [page.evaluate("p => window.renderStreamed(p)", pieces) for _ in range(repeat)]
-        total = statistics.median(r["ms"] for r in runs)
-        worst = statistics.median(r["worst"] for r in runs)
-        final = statistics.median(r["completed"] for r in runs)
-        print(
-            f"{'16k answer, ' + str(len(pieces)) + ' deltas':<32} {total:9.1f} ms main thread"
-            f" (worst delta {worst:.1f} ms,"
-            f" message.completed {final:.1f} ms)"
-        )
+        for name, answer in streamed().items():
+            step = len(answer) // 400
+            pieces = [answer[i : i + step] for i in range(0, len(answer), step)]
+            runs = [page.evaluate("p => window.renderStreamed(p)", pieces) for _ in range(repeat)]
+            total = statistics.median(r["ms"] for r in runs)
+            worst = statistics.median(r["worst"] for r in runs)
+            final = statistics.median(r["completed"] for r in runs)
+            print(
+                f"{name + f', {len(pieces)} deltas':<32} {total:9.1f} ms main thread"
+                f" (worst delta {worst:.1f} ms, message.completed {final:.1f} ms)"
+            )
         if errors:
             print("page errors:", json.dumps(errors[:3]))
         browser.close()

@@ -29,6 +29,7 @@ export class MarkdownStream {
     this.container.replaceChildren();
     this.done = ""; // the source of the blocks rendered for good
     this.tail = []; // the nodes of the open block(s), replaced on every update
+    this.fence = null; // {info, code} while the open block is one code block
     this.references = false; // the text defines [label]: url references
   }
 
@@ -49,13 +50,13 @@ export class MarkdownStream {
     // appended later can merge them back (an incomplete line could still: "#" then "#tag").
     let cut = starts.length - 1;
     while (cut > 0 && tokens[starts[cut]].map[0] >= complete) cut -= 1;
-    this.clearTail();
     if (cut > 0) {
+      this.clearTail();
       this.container.append(renderTokens(tokens.slice(0, starts[cut]), env, this.options));
       this.done += rest.slice(0, lineOffset(rest, tokens[starts[cut]].map[0]));
-      this.append(renderTokens(tokens.slice(starts[cut]), env, this.options));
+      this.renderTail(tokens.slice(starts[cut]), env);
     } else {
-      this.append(renderTokens(tokens, env, this.options));
+      this.renderTail(tokens, env);
     }
   }
 
@@ -71,18 +72,35 @@ export class MarkdownStream {
       this.finish(text);
       return;
     }
-    this.clearTail();
-    this.container.append(renderTokens(tokens, env, this.options));
+    this.renderTail(tokens, env);
     this.done = text;
+    this.tail = []; // final: kept from now on
+    this.fence = null;
+  }
+
+  /** Render the open block(s). A code block that is still the only open block just gets its
+   * new text: long code streams without being rebuilt (and its Copy button stays put). */
+  renderTail(tokens, env) {
+    const fence = tokens.length === 1 && tokens[0].type === "fence" ? tokens[0] : null;
+    if (fence && this.fence?.info === fence.info) {
+      const code = fence.content.replace(/\n$/, "");
+      const shown = this.fence.text;
+      if (!code.startsWith(shown)) this.fence.code.textContent = code;
+      else if (code.length > shown.length) this.fence.code.append(code.slice(shown.length));
+      this.fence.text = code;
+      return;
+    }
+    this.clearTail();
+    const fragment = renderTokens(tokens, env, this.options);
+    this.tail = [...fragment.childNodes];
+    const code = fence && fragment.querySelector(".code-block code");
+    this.fence = code ? { info: fence.info, code, text: code.textContent } : null;
+    this.container.append(fragment);
   }
 
   clearTail() {
     for (const node of this.tail) node.remove();
     this.tail = [];
-  }
-
-  append(fragment) {
-    this.tail = [...fragment.childNodes];
-    this.container.append(fragment);
+    this.fence = null;
   }
 }
