@@ -69,6 +69,13 @@ class Agent(models.Model):
         help_text="Model calls per run; the last one is made without tools so the run answers.",
     )
 
+    answer_from_knowledge_only = models.BooleanField(
+        default=False,
+        verbose_name="answer only from knowledge",
+        help_text="Strict answers: only from this agent's knowledge bases, with citations; when "
+        "they hold nothing relevant, the agent says what is missing instead of answering.",
+    )
+
     enabled = models.BooleanField(default=True)
     delegatable = models.BooleanField(default=True, help_text="Other agents may delegate to it.")
     is_entry = models.BooleanField(
@@ -117,6 +124,7 @@ AGENT_EDITABLE_FIELDS = [
     "temperature",
     "max_tokens",
     "tool_keys",
+    "answer_from_knowledge_only",
     "allowed_subagents",
     "max_depth",
     "max_steps",

@@ -58,6 +58,8 @@ class ChatMessage(models.Model):
     content = models.TextField(blank=True)
     model = models.CharField(max_length=200, blank=True)  # "offline" or the model's name
     tool = models.JSONField(null=True, blank=True)  # {call_id, name, arguments, ok, result}
+    # The knowledge an answer relies on: [{ref, document_id, title, version, chunk_id, quote, …}]
+    citations = models.JSONField(default=list, blank=True)
     status = models.CharField(
         max_length=10, choices=MessageStatus.choices, default=MessageStatus.COMPLETED
     )

@@ -40,6 +40,7 @@ def message_as_event_data(message: ChatMessage) -> dict[str, Any]:
         "model": message.model,
         "tool": message.tool,
         "status": message.status,
+        "citations": message.citations,
         "created_at": message.created_at.isoformat(),
         "updated_at": message.updated_at.isoformat(),
     }

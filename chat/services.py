@@ -22,6 +22,7 @@ def message_upsert(
     content: str = "",
     tool: dict[str, Any] | None = None,
     model: str = "",
+    citations: list[dict[str, Any]] | None = None,
 ) -> None:
     """Insert or update an agent/tool message in one statement (a replayed step rewrites it).
 
@@ -40,11 +41,12 @@ def message_upsert(
                 tool=tool,
                 status=status,
                 model=model,
+                citations=citations or [],
             )
         ],
         update_conflicts=True,
         unique_fields=["id"],
-        update_fields=["content", "tool", "status", "agent", "model", "updated_at"],
+        update_fields=["content", "tool", "status", "agent", "model", "citations", "updated_at"],
     )
 
 

@@ -62,6 +62,10 @@ class Run(models.Model):
     steps = models.PositiveSmallIntegerField(default=0)  # model calls made
     usage = models.JSONField(default=dict)  # {prompt_tokens, completion_tokens, total_tokens}
     answer = models.TextField(blank=True)
+    # Knowledge passages and documents this run was shown, numbered as the model cites them
+    # ([1], [2], …), and the ones its answer relies on (experts' included).
+    references = models.JSONField(default=list, blank=True)
+    citations = models.JSONField(default=list, blank=True)
     error = models.JSONField(null=True, blank=True)  # {code, message}
     last_seq = models.PositiveIntegerField(default=0)  # events emitted so far
     deadline = models.DateTimeField()

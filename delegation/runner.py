@@ -19,6 +19,14 @@ from agents.registry import Tool, ToolContext, ToolResult, execute, tools_for
 from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
 from delegation.budget import budget_charge_tokens, budget_reserve_model_call, budget_state
+from delegation.citations import (
+    KNOWLEDGE_TOOLS,
+    citations_for,
+    references_from_child,
+    references_number,
+    renumber,
+    retrieved_passages,
+)
 from delegation.delegate_tool import DELEGATE, delegate_tool_schema
 from delegation.emitter import RunEmitter
 from delegation.ending import run_end, run_failure
@@ -34,6 +42,7 @@ from delegation.services import (
     usage_add,
 )
 from delegation.streaming import MessageStream
+from delegation.strict import CITE_RULE, STRICT_RULE, strict_refusal
 from delegation.tree import delegation_begin, delegation_result
 
 logger = logging.getLogger(__name__)
@@ -144,12 +153,15 @@ def _model_call(
     run.steps += 1
     if not calls and not stream.text.strip():
         stream.add("(The model returned an empty answer.)")
+    if not calls:
+        stream.text, run.citations = _final_answer(run, stream.text)
     if stream.started:
         stream.complete(
             usage={
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
-            }
+            },
+            citations=None if calls else run.citations,
         )
     assistant: dict[str, Any] = {"role": "assistant", "content": stream.text or None}
     if calls:
@@ -162,6 +174,14 @@ def _model_call(
     if calls:
         return _run_tools(run, emitter, _pending_tool_calls(run.transcript), tools)
     return StepResult(StepKind.ANSWERED, stream.text)
+
+
+def _final_answer(run: Run, text: str) -> tuple[str, list[dict[str, Any]]]:
+    """The answer and the knowledge it cites; a strict agent that found no passage answers
+    with what is missing instead."""
+    if run.agent_config.get("answer_from_knowledge_only") and not retrieved_passages(run):
+        return strict_refusal(run), []
+    return text, citations_for(run, text)
 
 
 class _BudgetExhausted(ProviderError):
@@ -233,6 +253,13 @@ def _model_messages(run: Run) -> list[dict[str, Any]]:
             "If the request needs one of them, tell the user plainly that they do not have "
             "access and whom to ask; do not guess its answer."
         ).strip()
+    config = run.agent_config
+    rules = []
+    if KNOWLEDGE_TOOLS & set(config["tool_keys"]) or config.get("allowed_subagents"):
+        rules.append(CITE_RULE)
+    if config.get("answer_from_knowledge_only"):
+        rules.append(STRICT_RULE)
+    prompt = "\n\n".join(part for part in [prompt, *rules] if part)
     system = [{"role": "system", "content": prompt}] if prompt else []
     return [*system, *run.transcript]
 
@@ -290,7 +317,20 @@ def _delegation(
     child = run.children.filter(parent_tool_call_id=call["id"]).first()
     if child is None:
         return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
-    return delegation_result(child=child) if child.is_final else None
+    if not child.is_final:
+        return None
+    content = delegation_result(child=child)
+    if child.status != RunStatus.SUCCEEDED or not child.citations:
+        return content
+    # The expert's sources join this run's numbering, so this run's answer can cite them.
+    mapping = references_from_child(run, child)
+    body = json.loads(content)
+    body["result"]["answer"] = renumber(body["result"]["answer"], mapping)
+    body["result"]["citations"] = [
+        {"ref": mapping[c["ref"]], "title": c["title"], "quote": c["quote"]}
+        for c in child.citations
+    ]
+    return json.dumps(body, ensure_ascii=False)
 
 
 def _tool(
@@ -319,6 +359,8 @@ def _tool(
     else:
         context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
         result = execute(registered, context, raw)
+        if result.ok and name in KNOWLEDGE_TOOLS and isinstance(result.data, dict):
+            result = ToolResult(True, data=references_number(run, result.data))
     outcome = (
         {"ok": result.ok, "result": result.data}
         if result.ok

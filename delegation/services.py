@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agents.knowledge.tools import knowledge_tool_keys_for
 from agents.models import Agent
 from agents.services import agent_snapshot
 from config.enqueue import enqueue
@@ -28,6 +29,14 @@ class RunStopped(Exception):
     """The run was cancelled, ended or taken over elsewhere: this worker must stop on it."""
 
 
+def _pinned_config(agent: Agent) -> dict[str, Any]:
+    """The agent's definition as the run will use it: linked knowledge adds the kb tools."""
+    config = agent_snapshot(agent=agent)
+    extra = [k for k in knowledge_tool_keys_for(agent) if k not in config["tool_keys"]]
+    config["tool_keys"] = [*config["tool_keys"], *extra]
+    return config
+
+
 def run_create(
     *,
     agent: Agent,
@@ -44,7 +53,7 @@ def run_create(
         user=user,
         agent=agent,
         agent_version=agent.version,
-        agent_config=agent_snapshot(agent=agent),
+        agent_config=_pinned_config(agent),
         user_message=user_message,
         depth=0,
         path=[agent.name],
@@ -63,7 +72,7 @@ def run_create_child(
     deadline."""
     now = timezone.now()
     root_deadline = caller.root.deadline if caller.root_id else caller.deadline
-    config = agent_snapshot(agent=target)
+    config = _pinned_config(target)
     config["max_steps"] = max(1, min(config["max_steps"], max_steps))
     return Run.objects.create(
         session_id=caller.session_id,
@@ -139,6 +148,7 @@ def run_save_progress(*, run: Run) -> None:
     """Persist transcript, steps, usage and seq and renew the lease; RunStopped if not ours."""
     updated = _held(run).update(
         transcript=run.transcript,
+        references=run.references,
         steps=run.steps,
         usage=run.usage,
         last_seq=run.last_seq,
@@ -158,6 +168,7 @@ def run_wait_or_continue(*, run: Run) -> bool:
         updated = _held(run).update(
             status=RunStatus.WAITING,
             transcript=run.transcript,
+            references=run.references,
             steps=run.steps,
             usage=run.usage,
             last_seq=run.last_seq,
@@ -177,6 +188,7 @@ def run_release(*, run: Run) -> None:
         lease_token=None,
         queued_at=timezone.now(),
         transcript=run.transcript,
+        references=run.references,
         steps=run.steps,
         usage=run.usage,
         last_seq=run.last_seq,
@@ -197,10 +209,12 @@ def run_finish(
     fields = dict(
         status=status,
         answer=answer,
+        citations=run.citations if status == RunStatus.SUCCEEDED else [],
         error=error,
         finished_at=timezone.now(),
         lease_expires_at=None,
         transcript=run.transcript,
+        references=run.references,
         steps=run.steps,
         usage=run.usage,
         last_seq=run.last_seq,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 from django.conf import settings
 
@@ -45,7 +46,13 @@ class MessageStream:
             self._save(MessageStatus.STREAMING)
             self._saved_at = now
 
-    def complete(self, *, usage: dict[str, int], status: str = MessageStatus.COMPLETED) -> None:
+    def complete(
+        self,
+        *,
+        usage: dict[str, int],
+        status: str = MessageStatus.COMPLETED,
+        citations: list[dict[str, Any]] | None = None,
+    ) -> None:
         """Send what is left, save the whole text and emit `message.completed` (RunStopped if
         the run ended meanwhile: then its end already closed the message)."""
         if not self._started:
@@ -53,7 +60,7 @@ class MessageStream:
         if self.fenced:
             run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
         self._flush(time.monotonic())
-        self._save(status)
+        self._save(status, citations)
         self.emitter.emit(
             "message.completed",
             self.message_id,
@@ -61,6 +68,7 @@ class MessageStream:
             status=status,
             usage=usage,
             model=self.model_label,
+            citations=citations or [],
         )
 
     def persist(self) -> None:
@@ -101,7 +109,7 @@ class MessageStream:
             self._sent = len(self.text)
         self._flushed_at = now
 
-    def _save(self, status: str) -> None:
+    def _save(self, status: str, citations: list[dict[str, Any]] | None = None) -> None:
         run = self.emitter.run
         message_upsert(
             message_id=self.message_id,
@@ -112,4 +120,5 @@ class MessageStream:
             content=self.text,
             status=status,
             model=self.model_label,
+            citations=citations,
         )

@@ -166,7 +166,52 @@ def _summarize_tools(messages: list[dict[str, Any]]) -> str:
         except (TypeError, json.JSONDecodeError):
             body = {"ok": True, "result": message["content"]}
         results.insert(0, (names.get(message.get("tool_call_id", ""), "tool"), body))
-    return f"{OFFLINE_LABEL} " + " ".join(_describe(name, body) for name, body in results)
+    chinese = _CJK.search(_last_user_text(messages)) is not None
+    return f"{OFFLINE_LABEL} " + " ".join(
+        _describe_knowledge(name, body, chinese) or _describe(name, body) for name, body in results
+    )
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    return next((_text(m) for m in reversed(messages) if m["role"] == "user"), "")
+
+
+def _describe_knowledge(name: str, body: dict[str, Any], chinese: bool) -> str | None:
+    """What the knowledge tools found, citing each item by its [ref] (None: not such a tool)."""
+    result = body.get("result")
+    if name not in {"kb_search", "kb_documents"} or not body.get("ok"):
+        return None
+    if not isinstance(result, dict):
+        return None
+    items = result.get("documents") if name == "kb_documents" else result.get("passages")
+    if not items:
+        return result.get("message") or (
+            "知識庫中沒有找到相關內容。" if chinese else "Nothing found."
+        )
+    if name == "kb_documents":
+        first, rest = items[0], items[1:4]
+        title, ref, version = first["title"], first["ref"], first["version"]
+        date = first["effective_date"]
+        if chinese:
+            others = "、".join(f"「{d['title']}」[{d['ref']}]" for d in rest)
+            line = f"最新的文件是「{title}」（第 {version} 版，生效日 {date}）[{ref}]。"
+            return line + (f" 其他文件：{others}。" if others else "")
+        others = ", ".join(f"“{d['title']}” [{d['ref']}]" for d in rest)
+        line = f"The newest document is “{title}” (version {version}, effective {date}) [{ref}]."
+        return line + (f" Others: {others}." if others else "")
+    parts = []
+    for passage in items[:2]:
+        where = " › ".join([passage["title"], *passage.get("heading_path", [])[-1:]])
+        quote = " ".join(passage["text"].split())[:220]
+        parts.append(
+            f"「{where}」：{quote} [{passage['ref']}]"
+            if chinese
+            else f"From “{where}”: {quote} [{passage['ref']}]"
+        )
+    return ("根據知識庫：" if chinese else "According to the knowledge base: ") + " ".join(parts)
 
 
 def _describe(name: str, body: dict[str, Any]) -> str:
