@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-import uuid
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -15,35 +13,26 @@ from django.utils import timezone
 
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
-from agents.registry import Tool, ToolContext, ToolResult, execute, tools_for
-from chat.models import MessageRole, MessageStatus
-from chat.services import message_upsert
+from agents.registry import Tool
 from delegation.budget import budget_charge_tokens, budget_reserve_model_call, budget_state
 from delegation.citations import (
-    KNOWLEDGE_TOOLS,
     citations_for,
-    references_from_child,
-    references_number,
-    renumber,
     retrieved_passages,
 )
-from delegation.delegate_tool import DELEGATE, delegate_tool_schema
 from delegation.emitter import RunEmitter
 from delegation.ending import run_end, run_failure
-from delegation.guards import delegation_targets, experts_out_of_reach
 from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
+from delegation.prompting import effective_tools, model_request
 from delegation.services import (
     RunStopped,
     run_claim,
     run_release,
-    run_save_progress,
-    run_wait_or_continue,
     usage_add,
 )
 from delegation.streaming import MessageStream
-from delegation.strict import CITE_RULE, STRICT_RULE, strict_refusal
-from delegation.tree import delegation_begin, delegation_result
+from delegation.strict import strict_refusal
+from delegation.tool_calls import message_id_for, pending_tool_calls, run_tool_calls, save_progress
 
 logger = logging.getLogger(__name__)
 
@@ -75,11 +64,6 @@ class AdvanceOutcome:
     status: str
     retry_in: float = 0.0
     continue_later: bool = False
-
-
-def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
-    """Deterministic message ids, so a re-run of a step upserts instead of duplicating."""
-    return uuid.uuid5(run.id, f"{kind}:{step}:{index}")
 
 
 def run_advance(*, run_id: Any, worker: str = "") -> AdvanceOutcome:
@@ -126,10 +110,10 @@ def _should_hand_over(task_started: float) -> bool:
 
 def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> StepResult:
     """One step: finish the tool calls still without a result, or make one model call."""
-    tools = _effective_tools(run)
-    pending = _pending_tool_calls(run.transcript)
+    tools = effective_tools(run)
+    pending = pending_tool_calls(run.transcript)
     if pending:
-        return _run_tools(run, emitter, pending, tools)
+        return WAITING if run_tool_calls(run, emitter, pending, tools) else CONTINUE
     return _model_call(run, emitter, lease, tools)
 
 
@@ -143,7 +127,7 @@ def _model_call(
     # The last call of a run offers no tools, so it answers: at the step limit, and when the
     # turn's budget only has room left for this run and each caller above it to answer.
     final = run.steps + 1 >= run.agent_config["max_steps"] or budget.must_answer(depth=run.depth)
-    request = _request(run, tools, final)
+    request = model_request(run, tools, final)
     provider = provider_for(run.agent_config["provider"])
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(emitter, message_id_for(run, "text", run.steps), label)
@@ -170,9 +154,10 @@ def _model_call(
             for c in calls
         ]
     run.transcript = [*run.transcript, assistant]
-    _save(run, emitter)
+    save_progress(run, emitter)
     if calls:
-        return _run_tools(run, emitter, _pending_tool_calls(run.transcript), tools)
+        waiting = run_tool_calls(run, emitter, pending_tool_calls(run.transcript), tools)
+        return WAITING if waiting else CONTINUE
     return StepResult(StepKind.ANSWERED, stream.text)
 
 
@@ -214,188 +199,6 @@ def _stream(
         stream.persist()  # the run is about to end failed: its end closes this message
         raise
     return calls, usage
-
-
-def _request(run: Run, tools: dict[str, Tool], final: bool) -> ModelRequest:
-    """The model request of this step: the pinned config, transcript and offered tools."""
-    config = run.agent_config
-    schemas = [] if final else [t.openai_schema() for t in tools.values()]
-    targets = [] if final else _targets(run)
-    if targets:
-        schemas.append(delegate_tool_schema(targets))
-    return ModelRequest(
-        model=config["model"] or settings.OPENAI_MODEL,
-        messages=_model_messages(run),
-        tools=schemas,
-        temperature=config["temperature"],
-        max_tokens=config["max_tokens"],
-        base_url=config["base_url"],
-        api_key_env=config.get("api_key_env", ""),
-    )
-
-
-def _targets(run: Run) -> list[Any]:
-    """Who the run may delegate to, looked up once per delivery."""
-    if not hasattr(run, "_delegation_targets"):
-        run._delegation_targets = delegation_targets(caller=run)  # type: ignore[attr-defined]
-    return run._delegation_targets  # type: ignore[attr-defined]
-
-
-def _model_messages(run: Run) -> list[dict[str, Any]]:
-    """System prompt (with the experts this user may not use, so the model can say so), then
-    the transcript."""
-    prompt = run.agent_config["system_prompt"]
-    out_of_reach = experts_out_of_reach(caller=run)
-    if out_of_reach:
-        names = "; ".join(out_of_reach)
-        prompt = (
-            f"{prompt}\n\nExperts that exist but this user may not use (no access): {names}. "
-            "If the request needs one of them, tell the user plainly that they do not have "
-            "access and whom to ask; do not guess its answer."
-        ).strip()
-    config = run.agent_config
-    rules = []
-    if KNOWLEDGE_TOOLS & set(config["tool_keys"]) or config.get("allowed_subagents"):
-        rules.append(CITE_RULE)
-    if config.get("answer_from_knowledge_only"):
-        rules.append(STRICT_RULE)
-    prompt = "\n\n".join(part for part in [prompt, *rules] if part)
-    system = [{"role": "system", "content": prompt}] if prompt else []
-    return [*system, *run.transcript]
-
-
-def _effective_tools(run: Run) -> dict[str, Tool]:
-    return {t.key: t for t in tools_for(run.agent_config["tool_keys"], run.user)}
-
-
-def _pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """Tool calls of the last assistant message that have no result yet, with their index."""
-    for position in range(len(transcript) - 1, -1, -1):
-        message = transcript[position]
-        if message["role"] == "assistant":
-            answered = {m.get("tool_call_id") for m in transcript[position + 1 :]}
-            calls = message.get("tool_calls") or []
-            return [(i, c) for i, c in enumerate(calls) if c["id"] not in answered]
-    return []
-
-
-def _run_tools(
-    run: Run,
-    emitter: RunEmitter,
-    pending: list[tuple[int, dict[str, Any]]],
-    tools: dict[str, Tool],
-) -> StepResult:
-    """Execute each pending call, saving after each so a crash never runs one twice. Delegate
-    calls start children (or collect their results when they have ended)."""
-    step = run.steps - 1
-    waiting = False
-    for index, call in pending:
-        message_id = message_id_for(run, "tool", step, index)
-        if call["function"]["name"] == DELEGATE:
-            content = _delegation(run, emitter, call, message_id)
-            if content is None:
-                waiting = True
-                continue
-        else:
-            content = _tool(run, emitter, call, message_id, tools)
-        run.transcript = [
-            *run.transcript,
-            {"role": "tool", "tool_call_id": call["id"], "content": content},
-        ]
-        _save(run, emitter)
-    run.last_seq = emitter.seq
-    if waiting and run_wait_or_continue(run=run):
-        return WAITING
-    return CONTINUE
-
-
-def _delegation(
-    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID
-) -> str | None:
-    """The result of a delegate call whose child has ended; None while it works (a call with
-    no child yet starts one, or is refused with the refusal as its result)."""
-    child = run.children.filter(parent_tool_call_id=call["id"]).first()
-    if child is None:
-        return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
-    if not child.is_final:
-        return None
-    content = delegation_result(child=child)
-    if child.status != RunStatus.SUCCEEDED or not child.citations:
-        return content
-    # The expert's sources join this run's numbering, so this run's answer can cite them.
-    mapping = references_from_child(run, child)
-    body = json.loads(content)
-    body["result"]["answer"] = renumber(body["result"]["answer"], mapping)
-    body["result"]["citations"] = [
-        {"ref": mapping[c["ref"]], "title": c["title"], "quote": c["quote"]}
-        for c in child.citations
-    ]
-    return json.dumps(body, ensure_ascii=False)
-
-
-def _tool(
-    run: Run,
-    emitter: RunEmitter,
-    call: dict[str, Any],
-    message_id: uuid.UUID,
-    tools: dict[str, Tool],
-) -> str:
-    """Run one ordinary tool call and report it; the result content for the model."""
-    name, raw = call["function"]["name"], call["function"]["arguments"]
-    shown_arguments = _parse_for_display(raw)
-    emitter.emit(
-        "tool.called", message_id, call_id=call["id"], name=name, arguments=shown_arguments
-    )
-    registered = tools.get(name)
-    if registered is None:
-        result = ToolResult(
-            False,
-            error_code="unknown_tool",
-            error=(
-                f"There is no tool named {name!r} available to you. "
-                f"Available: {', '.join(sorted(tools)) or 'none'}."
-            ),
-        )
-    else:
-        context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
-        result = execute(registered, context, raw)
-        if result.ok and name in KNOWLEDGE_TOOLS and isinstance(result.data, dict):
-            result = ToolResult(True, data=references_number(run, result.data))
-    outcome = (
-        {"ok": result.ok, "result": result.data}
-        if result.ok
-        else {"ok": False, "error": {"code": result.error_code, "message": result.error}}
-    )
-    message_upsert(
-        message_id=message_id,
-        session_id=run.session_id,
-        role=MessageRole.TOOL,
-        run_id=run.id,
-        agent=emitter.tag,
-        status=MessageStatus.COMPLETED,
-        tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
-    )
-    emitter.emit(
-        "tool.result",
-        message_id,
-        call_id=call["id"],
-        name=name,
-        arguments=shown_arguments,
-        **outcome,
-    )
-    return result.as_content()
-
-
-def _parse_for_display(raw: str) -> Any:
-    try:
-        return json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return raw
-
-
-def _save(run: Run, emitter: RunEmitter) -> None:
-    run.last_seq = emitter.seq
-    run_save_progress(run=run)
 
 
 def _end(

@@ -1,0 +1,69 @@
+"""What a run's model is asked: the pinned config, the system prompt with its rules, the
+transcript, and the tools it is offered this step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from agents.providers.base import ModelRequest
+from agents.registry import Tool, tools_for
+from delegation.citations import KNOWLEDGE_TOOLS
+from delegation.delegate_tool import delegate_tool_schema
+from delegation.guards import delegation_targets, experts_out_of_reach
+from delegation.models import Run
+from delegation.strict import CITE_RULE, STRICT_RULE
+
+
+def model_request(run: Run, tools: dict[str, Tool], final: bool) -> ModelRequest:
+    """The model request of this step: the pinned config, transcript and offered tools."""
+    config = run.agent_config
+    schemas = [] if final else [t.openai_schema() for t in tools.values()]
+    targets = [] if final else _targets(run)
+    if targets:
+        schemas.append(delegate_tool_schema(targets))
+    return ModelRequest(
+        model=config["model"] or settings.OPENAI_MODEL,
+        messages=model_messages(run),
+        tools=schemas,
+        temperature=config["temperature"],
+        max_tokens=config["max_tokens"],
+        base_url=config["base_url"],
+        api_key_env=config.get("api_key_env", ""),
+    )
+
+
+def _targets(run: Run) -> list[Any]:
+    """Who the run may delegate to, looked up once per delivery."""
+    if not hasattr(run, "_delegation_targets"):
+        run._delegation_targets = delegation_targets(caller=run)  # type: ignore[attr-defined]
+    return run._delegation_targets  # type: ignore[attr-defined]
+
+
+def model_messages(run: Run) -> list[dict[str, Any]]:
+    """System prompt (with the experts this user may not use, so the model can say so), then
+    the transcript."""
+    prompt = run.agent_config["system_prompt"]
+    out_of_reach = experts_out_of_reach(caller=run)
+    if out_of_reach:
+        names = "; ".join(out_of_reach)
+        prompt = (
+            f"{prompt}\n\nExperts that exist but this user may not use (no access): {names}. "
+            "If the request needs one of them, tell the user plainly that they do not have "
+            "access and whom to ask; do not guess its answer."
+        ).strip()
+    config = run.agent_config
+    rules = []
+    if KNOWLEDGE_TOOLS & set(config["tool_keys"]) or config.get("allowed_subagents"):
+        rules.append(CITE_RULE)
+    if config.get("answer_from_knowledge_only"):
+        rules.append(STRICT_RULE)
+    prompt = "\n\n".join(part for part in [prompt, *rules] if part)
+    system = [{"role": "system", "content": prompt}] if prompt else []
+    return [*system, *run.transcript]
+
+
+def effective_tools(run: Run) -> dict[str, Tool]:
+    """The run's tools: its pinned keys ∩ the registry ∩ what the end user may use."""
+    return {t.key: t for t in tools_for(run.agent_config["tool_keys"], run.user)}

@@ -1,0 +1,158 @@
+"""Executing a step's tool calls: ordinary tools inline, delegations as child runs; each result
+is saved before the next call, so a crash never runs a finished call again."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from agents.registry import Tool, ToolContext, ToolResult, execute
+from chat.models import MessageRole, MessageStatus
+from chat.services import message_upsert
+from delegation.citations import (
+    KNOWLEDGE_TOOLS,
+    references_from_child,
+    references_number,
+    renumber,
+)
+from delegation.delegate_tool import DELEGATE
+from delegation.emitter import RunEmitter
+from delegation.models import Run, RunStatus
+from delegation.services import run_save_progress, run_wait_or_continue
+from delegation.tree import delegation_begin, delegation_result
+
+
+def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
+    """Deterministic message ids, so a re-run of a step upserts instead of duplicating."""
+    return uuid.uuid5(run.id, f"{kind}:{step}:{index}")
+
+
+def pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """Tool calls of the last assistant message that have no result yet, with their index."""
+    for position in range(len(transcript) - 1, -1, -1):
+        message = transcript[position]
+        if message["role"] == "assistant":
+            answered = {m.get("tool_call_id") for m in transcript[position + 1 :]}
+            calls = message.get("tool_calls") or []
+            return [(i, c) for i, c in enumerate(calls) if c["id"] not in answered]
+    return []
+
+
+def run_tool_calls(
+    run: Run,
+    emitter: RunEmitter,
+    pending: list[tuple[int, dict[str, Any]]],
+    tools: dict[str, Tool],
+) -> bool:
+    """Execute each pending call, saving after each so a crash never runs one twice. Delegate
+    calls start children (or collect their results when they have ended). True when the run
+    now waits for experts still working."""
+    step = run.steps - 1
+    waiting = False
+    for index, call in pending:
+        message_id = message_id_for(run, "tool", step, index)
+        if call["function"]["name"] == DELEGATE:
+            content = _delegation(run, emitter, call, message_id)
+            if content is None:
+                waiting = True
+                continue
+        else:
+            content = _tool(run, emitter, call, message_id, tools)
+        run.transcript = [
+            *run.transcript,
+            {"role": "tool", "tool_call_id": call["id"], "content": content},
+        ]
+        save_progress(run, emitter)
+    run.last_seq = emitter.seq
+    return waiting and run_wait_or_continue(run=run)
+
+
+def _delegation(
+    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID
+) -> str | None:
+    """The result of a delegate call whose child has ended; None while it works (a call with
+    no child yet starts one, or is refused with the refusal as its result)."""
+    child = run.children.filter(parent_tool_call_id=call["id"]).first()
+    if child is None:
+        return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
+    if not child.is_final:
+        return None
+    content = delegation_result(child=child)
+    if child.status != RunStatus.SUCCEEDED or not child.citations:
+        return content
+    # The expert's sources join this run's numbering, so this run's answer can cite them.
+    mapping = references_from_child(run, child)
+    body = json.loads(content)
+    body["result"]["answer"] = renumber(body["result"]["answer"], mapping)
+    body["result"]["citations"] = [
+        {"ref": mapping[c["ref"]], "title": c["title"], "quote": c["quote"]}
+        for c in child.citations
+    ]
+    return json.dumps(body, ensure_ascii=False)
+
+
+def _tool(
+    run: Run,
+    emitter: RunEmitter,
+    call: dict[str, Any],
+    message_id: uuid.UUID,
+    tools: dict[str, Tool],
+) -> str:
+    """Run one ordinary tool call and report it; the result content for the model."""
+    name, raw = call["function"]["name"], call["function"]["arguments"]
+    shown_arguments = _parse_for_display(raw)
+    emitter.emit(
+        "tool.called", message_id, call_id=call["id"], name=name, arguments=shown_arguments
+    )
+    registered = tools.get(name)
+    if registered is None:
+        result = ToolResult(
+            False,
+            error_code="unknown_tool",
+            error=(
+                f"There is no tool named {name!r} available to you. "
+                f"Available: {', '.join(sorted(tools)) or 'none'}."
+            ),
+        )
+    else:
+        context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
+        result = execute(registered, context, raw)
+        if result.ok and name in KNOWLEDGE_TOOLS and isinstance(result.data, dict):
+            result = ToolResult(True, data=references_number(run, result.data))
+    outcome = (
+        {"ok": result.ok, "result": result.data}
+        if result.ok
+        else {"ok": False, "error": {"code": result.error_code, "message": result.error}}
+    )
+    message_upsert(
+        message_id=message_id,
+        session_id=run.session_id,
+        role=MessageRole.TOOL,
+        run_id=run.id,
+        agent=emitter.tag,
+        status=MessageStatus.COMPLETED,
+        tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
+    )
+    emitter.emit(
+        "tool.result",
+        message_id,
+        call_id=call["id"],
+        name=name,
+        arguments=shown_arguments,
+        **outcome,
+    )
+    return result.as_content()
+
+
+def _parse_for_display(raw: str) -> Any:
+    try:
+        return json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return raw
+
+
+def save_progress(run: Run, emitter: RunEmitter) -> None:
+    """Save the run's progress with the last event number sent (fenced by its lease)."""
+    run.last_seq = emitter.seq
+    run_save_progress(run=run)
