@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import Group
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -27,6 +30,18 @@ class AgentSummarySerializer(serializers.ModelSerializer):
             "version",
         ]
         read_only_fields = fields
+
+
+class AgentSummarySchema(OpenApiSerializerExtension):
+    """The summary schema names every field it has and no other, so a client (and a schema
+    check) can tell it from the full definition: agent detail is one of the two by role."""
+
+    target_class = AgentSummarySerializer
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        """The generated schema, closed to other properties."""
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {**schema, "additionalProperties": False}
 
 
 class AgentSerializer(StrictModelSerializer):

@@ -6,9 +6,11 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions as drf_exceptions
 from rest_framework import status
-from rest_framework.pagination import CursorPagination
+from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
@@ -23,6 +25,7 @@ from chat.serializers import (
     MessageSerializer,
     SessionPageSerializer,
     SessionRenameSerializer,
+    SessionSearchSerializer,
     SessionSerializer,
     TokenCreatedSerializer,
     TokenCreateSerializer,
@@ -35,14 +38,31 @@ from config.errors import NotFound
 from delegation.turns import session_delete, turn_start
 
 
-class NewestFirst(CursorPagination):
+class TimestampCursor(CursorPagination):
+    """Cursor pages keyed by a timestamp: a forged cursor whose position is no timestamp is an
+    invalid cursor (404, as DRF answers other bad cursors), not a database error."""
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        """The cursor, with its position checked to be a timestamp."""
+        cursor = super().decode_cursor(request)
+        if cursor is not None and cursor.position is not None:
+            try:
+                valid = "\x00" not in cursor.position and parse_datetime(cursor.position)
+            except ValueError:  # well formed but impossible, e.g. month 13
+                valid = False
+            if not valid:
+                raise drf_exceptions.NotFound(self.invalid_cursor_message)
+        return cursor
+
+
+class NewestFirst(TimestampCursor):
     """Cursor pages, most recently active first."""
 
     page_size = settings.API_PAGE_SIZE
     ordering = ("-updated_at", "-id")
 
 
-class InOrder(CursorPagination):
+class InOrder(TimestampCursor):
     """Cursor pages in the order messages were shown."""
 
     page_size = settings.API_PAGE_SIZE
@@ -63,7 +83,9 @@ class SessionListView(APIView):
     def get(self, request: Request) -> Response:
         """Own sessions, newest first, cursor-paginated."""
         sessions = sessions_of(user=request.user)
-        search = request.query_params.get("search", "").strip()
+        query = SessionSearchSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        search = query.validated_data.get("search", "")
         if search:
             sessions = sessions.filter(title__icontains=search[:200])
         paginator = NewestFirst()
@@ -101,11 +123,12 @@ class SessionDetailView(APIView):
         responses={200: SessionSerializer, **ERRORS},
     )
     def patch(self, request: Request, session_id: uuid.UUID) -> Response:
-        """Rename the session."""
+        """Rename the session; without a `title` nothing changes."""
         session = access_session(request.user, session_id)
         serializer = SessionRenameSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        session = session_rename(session=session, title=serializer.validated_data["title"])
+        if "title" in serializer.validated_data:
+            session = session_rename(session=session, title=serializer.validated_data["title"])
         return Response(SessionSerializer(session).data)
 
     @extend_schema(operation_id="sessions_destroy", responses={204: None, **ERRORS})

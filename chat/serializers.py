@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from zoneinfo import available_timezones
+
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chat.models import ApiToken, ChatMessage, ChatSession
@@ -23,10 +26,16 @@ class SessionSerializer(StrictModelSerializer):
         read_only_fields = ["agent", "created_at", "updated_at"]
 
 
-class SessionRenameSerializer(serializers.Serializer):
-    """The one editable field of a session."""
+class SessionSearchSerializer(serializers.Serializer):
+    """The query of the session list (a string, never a NUL, which Postgres cannot compare)."""
 
-    title = StrictCharField(max_length=200, allow_blank=False)
+    search = StrictCharField(required=False, allow_blank=True)
+
+
+class SessionRenameSerializer(serializers.Serializer):
+    """The one editable field of a session; PATCH is partial, so `{}` changes nothing."""
+
+    title = StrictCharField(max_length=200, allow_blank=False, required=False)
 
 
 class AgentTagSerializer(serializers.Serializer):
@@ -63,13 +72,24 @@ class MessageSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+TIMEZONES = sorted(available_timezones())
+
+
+@extend_schema_field({"type": "string", "enum": TIMEZONES, "example": "Asia/Taipei"})
+class TimezoneField(serializers.ChoiceField):
+    """An IANA timezone name (the schema lists them, without a line per name in prose)."""
+
+
 class MessageSendSerializer(serializers.Serializer):
     """A user message; `id` makes retries idempotent."""
 
     id = StrictUUIDField(required=False, help_text="Client-chosen message id (idempotency).")
     text = StrictCharField(max_length=settings.CHAT_MAX_MESSAGE_CHARS, trim_whitespace=True)
-    timezone = StrictCharField(
-        max_length=64, required=False, help_text="The user's IANA timezone, e.g. Asia/Taipei."
+    timezone = TimezoneField(
+        choices=TIMEZONES,
+        required=False,
+        help_text="The user's IANA timezone, e.g. Asia/Taipei.",
+        error_messages={"invalid_choice": "Not an IANA timezone name (e.g. Asia/Taipei)."},
     )
 
 

@@ -1,31 +1,91 @@
-"""Schemathesis fuzzes every operation of the served schema with all of its checks."""
+"""Schemathesis fuzzes every operation of the served schema with all of its checks, as staff and
+as a plain user, on made-up ids and on the caller's own objects."""
 
 from __future__ import annotations
 
 import os
+import uuid
+from dataclasses import dataclass
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
-from schemathesis import checks
+from rest_framework.test import APIClient
+from schemathesis import GenerationMode, checks
 
 from chat.tokens import token_create
 from config.wsgi import application
 from tests.factories import make_agent, make_user
 
-schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
-schema = schema.exclude(path_regex=r"/events/$")  # endless event streams: tests/e2e/test_sse.py
-# Deterministic in CI (same cases each run); FUZZ_EXAMPLES=200 for a deeper local hunt.
-schema.config.generation.update(
-    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "15")), deterministic=True
+
+def load_schema(modes: list[GenerationMode], examples: int) -> schemathesis.BaseSchema:
+    """The served schema without the event streams (endless: tests/e2e/test_sse.py), generating
+    cases deterministically (the same each run)."""
+    loaded = schemathesis.openapi.from_wsgi("/api/schema/", application)
+    loaded.config.generation.update(max_examples=examples, deterministic=True, modes=modes)
+    return loaded.exclude(path_regex=r"/events/$")
+
+
+# FUZZ_EXAMPLES=200 for a deeper local hunt.
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
+schema = load_schema(list(GenerationMode), EXAMPLES)
+# Valid requests only, and no negative-data check: an invalid case whose invalid part is the path
+# is made valid by putting the caller's own ids in it (invalid ids are fuzzed by the test above).
+own_objects_schema = load_schema([GenerationMode.POSITIVE], max(5, EXAMPLES // 3)).include(
+    path_regex=r"\{"
+)
+FUZZ = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
 )
 
 
-@pytest.fixture
-def token(db) -> str:
-    """A staff user's token (so staff-only operations are exercised), and an entry agent."""
+@dataclass
+class Caller:
+    """Who calls the API, with ids of objects that exist and are theirs."""
+
+    token: str
+    ids: dict[str, str]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The bearer header."""
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+@pytest.fixture(params=["staff", "user"])
+def caller(request, db, settings) -> Caller:
+    """A staff user (staff-only operations run) or a plain user (they answer 403, and reads
+    have their non-staff shapes), owning a session with a finished turn and a spare token."""
+    settings.TASKS_RUN_SYNC = True
     make_agent("assistant", is_entry=True, tool_keys=["calculate"])
-    return token_create(user=make_user("fuzzer", is_staff=True), name="fuzz")[1]
+    make_agent("finance", tags=["money"], description="Budgets.")
+    user = make_user(f"fuzzer-{request.param}", is_staff=request.param == "staff")
+    raw = token_create(user=user, name="fuzz")[1]
+    spare, _ = token_create(user=user, name="spare")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    session_id = str(uuid.uuid4())
+    sent = client.post(f"/api/v1/sessions/{session_id}/messages/", {"text": "2+2?"}, format="json")
+    assert sent.status_code == 202, sent.json()
+    ids = {
+        "name": "finance",
+        "session_id": session_id,
+        "run_id": sent.json()["run_id"],
+        "token_id": str(spare.pk),
+    }
+    return Caller(token=raw, ids=ids)
+
+
+# Writes naming other objects by name (an access group, a permission, a sub-agent, a tool key,
+# an agent): a schema cannot say these must exist, so schema-valid data may still be refused
+# with a 400 naming the field (tests/api/test_agents_runs.py and tests/knowledge cover those).
+NAMES_OTHER_OBJECTS = ("/api/v1/agents/", "/api/v1/knowledge-bases/")
+
+
+def excluded_checks(case: schemathesis.Case) -> list:
+    """Every check, but positive_data_acceptance for writes that name other objects."""
+    naming = case.method in ("POST", "PATCH") and case.path.startswith(NAMES_OTHER_OBJECTS)
+    return [checks.positive_data_acceptance] if naming else []
 
 
 @pytest.fixture(autouse=True)
@@ -37,14 +97,19 @@ def _no_throttling(monkeypatch):
 
 @pytest.mark.django_db(transaction=True)
 @schema.parametrize()
-@settings(
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
-)
-def test_api_conforms_to_its_schema(case, token):
-    # Every check but positive_data_acceptance: a schema cannot say that an access group or a
-    # permission must exist, so schema-valid data may still be refused with a 400 that names
-    # the field (tests/api/test_agents_runs.py covers those refusals).
+@FUZZ
+def test_api_conforms_to_its_schema(case, caller):
+    case.call_and_validate(headers=caller.headers, excluded_checks=excluded_checks(case))
+
+
+@pytest.mark.django_db(transaction=True)
+@own_objects_schema.parametrize()
+@FUZZ
+def test_api_conforms_to_its_schema_on_the_callers_own_objects(case, caller):
+    # Made-up ids mostly meet 404s; here the path names objects that exist and are the
+    # caller's, so the answers (and their shapes per role) are the real ones.
+    case.path_parameters = {**case.path_parameters, **caller.ids}
     case.call_and_validate(
-        headers={"Authorization": f"Bearer {token}"},
-        excluded_checks=[checks.positive_data_acceptance],
+        headers=caller.headers,
+        excluded_checks=[*excluded_checks(case), checks.negative_data_rejection],
     )

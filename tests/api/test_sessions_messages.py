@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import uuid
+from urllib.parse import urlencode
 
 import pytest
 
@@ -46,6 +48,16 @@ def test_list_is_own_only_searchable_and_paginated(api, mallory_api, user, other
         chat_api.NewestFirst.page_size = 50
 
 
+@pytest.mark.parametrize("position", ["garbage", "2026-13-45 99:00:00+00:00", "2026-01-01\x00"])
+def test_a_forged_cursor_is_an_invalid_cursor_not_a_server_error(api, user, position):
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, title="t")
+    cursor = base64.b64encode(urlencode({"p": position}).encode()).decode()
+    for url in ("/api/v1/sessions/", f"/api/v1/sessions/{session.id}/messages/"):
+        response = api.get(url, {"cursor": cursor})
+        assert response.status_code == 404, (url, response.content)
+        assert response.json()["error"] == {"code": "not_found", "message": "Invalid cursor"}
+
+
 def test_another_users_session_is_404_everywhere(api, mallory_api, other_user):
     theirs = ChatSession.objects.create(id=uuid.uuid4(), user=other_user, title="private")
     base = f"/api/v1/sessions/{theirs.id}/"
@@ -78,6 +90,16 @@ def test_rename_and_delete(api, user):
     assert bad.status_code == 400 and "title" in bad.json()["error"]["details"]
     assert api.delete(url).status_code == 204
     assert not ChatSession.objects.exists() and not ChatMessage.objects.exists()
+
+
+def test_patch_without_a_title_is_a_no_op(api, user):
+    # PATCH is partial and the schema makes `title` optional: `{}` changes nothing, it is no 400.
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, title="kept")
+    before = ChatSession.objects.get(pk=session.pk).updated_at
+    response = api.patch(f"/api/v1/sessions/{session.id}/", {}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["title"] == "kept"
+    assert ChatSession.objects.get(pk=session.pk).updated_at == before
 
 
 @pytest.mark.django_db(transaction=True)
@@ -117,6 +139,23 @@ def test_bad_message_bodies_get_400_with_field_errors(api, entry_agent, body, fi
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "invalid" and field in error["details"]
+    assert not ChatMessage.objects.exists()
+
+
+def test_the_timezone_is_an_iana_name_in_the_schema_and_in_fact(api, client, entry_agent):
+    # The schema said "any string" while the server refused unknown names: it lists them now.
+    schema = client.get("/api/schema/?format=json", HTTP_HOST="localhost").json()
+    fields = schema["components"]["schemas"]["MessageSendRequest"]["properties"]
+    timezone = fields["timezone"]
+    refs = [timezone.get("$ref")] + [part["$ref"] for part in timezone.get("allOf", [])]
+    names = timezone.get("enum") or next(
+        schema["components"]["schemas"][ref.rsplit("/", 1)[1]]["enum"] for ref in refs if ref
+    )
+    assert "Asia/Taipei" in names and "Europe/Paris" in names and "Mars/Olympus" not in names
+    body = {"text": "hi", "timezone": "Mars/Olympus"}
+    response = api.post(f"/api/v1/sessions/{uuid.uuid4()}/messages/", body, format="json")
+    assert response.status_code == 400
+    assert "IANA" in response.json()["error"]["details"]["timezone"][0]
     assert not ChatMessage.objects.exists()
 
 
