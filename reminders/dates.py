@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from reminders.similarity import simplified
+from config.text import simplified
 
 # Day segments: a task "Saturday morning" occupies this window of its day.
 SEGMENTS: dict[str, tuple[time, time]] = {

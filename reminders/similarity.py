@@ -3,28 +3,16 @@ width, spacing, punctuation and Chinese script) and how alike they are (bigram D
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections import Counter
 
-import opencc
+from config.text import simplified
 
 # Unicode categories dropped when folding: punctuation (P*), separators (Z*) and controls
 # (Cc, Cf). Symbols (S*: "+", "#", "€", emoji) are kept, so "C++ review" is not "C review".
 _DROPPED = ("P", "Z", "Cc", "Cf")
 _HAN = re.compile(r"[\u3400-\u9fff]")
-
-
-@functools.cache
-def _to_simplified() -> opencc.OpenCC:
-    return opencc.OpenCC("t2s")
-
-
-def simplified(text: str) -> str:
-    """The text in Simplified Chinese characters (買菸 -> 买烟, 三點半 -> 三点半); other scripts
-    are unchanged."""
-    return _to_simplified().convert(text)
 
 
 def normalize(title: str) -> str:

@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import time
 
-from reminders.similarity import simplified
+from config.text import simplified
 
 # What a word beside the hour says about it. Chinese words stand before the hour; English
 # ones after it. Read in Simplified script (午後 -> 午后, 夜裡 -> 夜里).

@@ -14,6 +14,7 @@ from django.conf import settings
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
 from agents.registry import offline_rules
 from agents.tools.offline_rules import ARITHMETIC
+from config.text import simplified
 
 OFFLINE_LABEL = "[offline model]"
 
@@ -104,6 +105,7 @@ def _out_of_reach(text: str, system: str) -> str | None:
 
 
 def _mentions(text: str, keyword: str) -> bool:
+    text, keyword = simplified(text), simplified(keyword)  # 任務 matches the tag 任务
     if re.search(r"[\u4e00-\u9fff]", keyword):  # Chinese: no word boundaries
         return keyword in text
     return re.search(rf"\b{re.escape(keyword)}\b", text) is not None

@@ -167,3 +167,12 @@ def test_the_offline_team_saves_an_afternoon_time_in_24_hours(taipei_user, clock
     assert Task.objects.get().start_time == dt_time(15)
     asked = turn(taipei_user, "添加任务：后天3点开会")  # 03:00 or 15:00: asked, not guessed
     assert "could be 03:00 or 15:00" in asked.answer and Task.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_offline_team_reads_a_task_written_in_traditional_chinese(taipei_user, clock, settings):
+    settings.DEFAULT_MODEL_PROVIDER = "offline"
+    seed()
+    added = turn(taipei_user, "新增任務：明天下午3點開會")
+    assert Task.objects.get().start_time == dt_time(15)
+    assert "開會" in added.answer
