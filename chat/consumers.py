@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import uuid
+from types import SimpleNamespace
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -12,6 +14,7 @@ from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from redis.exceptions import RedisError
+from rest_framework.throttling import SimpleRateThrottle
 
 from chat.events import envelope, session_group, user_group
 from chat.models import ChatSession
@@ -42,6 +45,45 @@ def _uuid(frame: dict[str, Any], key: str) -> uuid.UUID:
         except ValueError:
             pass
     raise AppError("invalid", f"'{key}' must be a UUID string.", details={key: "not a UUID"})
+
+
+class BadFrame(AppError):
+    """A frame that is not a well-formed protocol frame (logged at warning, no traceback)."""
+
+
+class SendThrottle(SimpleRateThrottle):
+    """The REST API's "send" scope for websocket sends: same rate, same cache key per user."""
+
+    scope = "send"
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        """The key ScopedRateThrottle uses for an authenticated user."""
+        return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
+
+    def allow_user(self, user: Any) -> bool:
+        """Count one send by `user`; False when over the rate."""
+        return self.allow_request(SimpleNamespace(user=user), None)
+
+
+def _parse(text_data: str | None) -> dict[str, Any]:
+    """One JSON object frame with a string `type`, or BadFrame."""
+    if text_data is None:
+        raise BadFrame("bad_frame", "Send JSON text frames, not binary.")
+    if len(text_data.encode()) > settings.WS_MAX_FRAME_BYTES:
+        raise BadFrame(
+            "frame_too_large", f"Frames are limited to {settings.WS_MAX_FRAME_BYTES} bytes."
+        )
+    try:
+        frame = json.loads(text_data)
+    except json.JSONDecodeError as exc:
+        raise BadFrame("bad_json", f"The frame is not valid JSON: {exc.msg}.") from None
+    except RecursionError:
+        raise BadFrame("bad_json", "The frame is nested too deeply.") from None
+    if not isinstance(frame, dict):
+        raise BadFrame("bad_json", "The frame must be a JSON object.")
+    if not isinstance(frame.get("type"), str):
+        raise BadFrame("bad_frame", "The frame needs a 'type' string.", details={"type": "string"})
+    return frame
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -84,15 +126,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """Parse one frame and dispatch it; any problem is answered with an `error` event."""
         frame: dict[str, Any] = {}
         try:
-            frame = self._parse(text_data, bytes_data)
-            handler = self.INBOUND.get(frame.get("type"))
+            frame = _parse(text_data)
+            handler = self.INBOUND.get(frame["type"])
             if handler is None:
-                raise AppError(
+                raise BadFrame(
                     "unknown_type",
-                    f"Unknown frame type {frame.get('type')!r}; expected one of "
+                    f"Unknown frame type {frame['type'][:64]!r}; expected one of "
                     f"{', '.join(sorted(self.INBOUND))}.",
                 )
+            if handler is ChatConsumer.handle_message_send:
+                await self._throttle_send()
             await handler(self, frame)
+        except BadFrame as exc:
+            logger.warning("bad frame from user %s: %s: %s", self.user.pk, exc.code, exc.message)
+            await self._send_error(exc, frame)
         except AppError as exc:
             await self._send_error(exc, frame)
         except LAYER_ERRORS:
@@ -103,20 +150,17 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 AppError("internal_error", "Something went wrong on our side."), frame
             )
 
-    def _parse(self, text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
-        if text_data is None:
-            raise AppError("bad_frame", "Send JSON text frames, not binary.")
-        if len(text_data.encode()) > settings.WS_MAX_FRAME_BYTES:
+    async def _throttle_send(self) -> None:
+        """REST's "send" rate (API_THROTTLE_SEND), on the same per-user counter."""
+        throttle = SendThrottle()
+        if not await database_sync_to_async(throttle.allow_user)(self.user):
+            wait = max(1, math.ceil(throttle.wait() or 1))
             raise AppError(
-                "frame_too_large", f"Frames are limited to {settings.WS_MAX_FRAME_BYTES} bytes."
+                "throttled",
+                f"You are sending messages too fast; retry in {wait} s.",
+                details={"retry_after": wait},
+                status=429,
             )
-        try:
-            frame = json.loads(text_data)
-        except json.JSONDecodeError as exc:
-            raise AppError("bad_json", f"The frame is not valid JSON: {exc.msg}.") from exc
-        if not isinstance(frame, dict):
-            raise AppError("bad_json", "The frame must be a JSON object.")
-        return frame
 
     async def handle_message_send(self, frame: dict[str, Any]) -> None:
         """Store the user's message and start a turn (idempotent by message_id)."""
@@ -187,7 +231,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def _send_error(self, exc: AppError, frame: dict[str, Any]) -> None:
         session_id = frame.get("session_id") if isinstance(frame.get("session_id"), str) else None
-        data = {**exc.as_dict(), "request_type": frame.get("type") if frame else None}
+        request_type = frame.get("type") if isinstance(frame.get("type"), str) else None
+        data = {**exc.as_dict(), "request_type": request_type and request_type[:64]}
         for key in ("message_id", "run_id"):
             if isinstance(frame.get(key), str):
                 data[key] = frame[key][:64]

@@ -10,9 +10,9 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 
 from chat.models import ChatMessage, MessageStatus
-from delegation.turns import turn_start
 from delegation.models import Run, RunStatus
 from delegation.tasks import advance_run
+from delegation.turns import turn_start
 from tests.chat.helpers import connect, send_frame
 from tests.delegation.conftest import make_team
 from tests.fake_openai import Reply, Team, delegate, text
