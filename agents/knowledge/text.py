@@ -1,14 +1,14 @@
-"""One tokenizer for indexing and queries: NFKC, Traditional→Simplified, lower case, words and
-CJK unigrams + bigrams (no word segmentation needed, two-character words are index terms)."""
+"""One tokenizer for indexing and queries: NFKC, Traditional→Simplified, lower case, stemmed
+English words and CJK unigrams + bigrams (no word segmentation; two-character words are terms)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
 
 import opencc
+import snowballstemmer
 
 # Han (with extension A and compatibility ideographs), kana and Hangul: scripts without spaces.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -87,6 +87,17 @@ def _t2s() -> opencc.OpenCC:
     return opencc.OpenCC("t2s")
 
 
+@lru_cache(maxsize=1)
+def _english() -> snowballstemmer.stemmer:
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """The Snowball (Porter 2) stem of an English word: rules → rule, reimbursement → reimburs."""
+    return word if word.isdigit() or len(word) < 4 else _english().stemWord(word)
+
+
 def normalize(text: str) -> str:
     """Fold width, compatibility forms, Traditional characters and case, so 繁/简 compare equal."""
     return _t2s().convert(unicodedata.normalize("NFKC", text)).lower()
@@ -100,50 +111,27 @@ def index_terms(text: str) -> list[str]:
             terms.extend(run)  # unigrams, for one-character queries
             terms.extend(run[i : i + 2] for i in range(len(run) - 1))
         elif len(run) <= _MAX_WORD:
-            terms.append(run)
+            terms.append(stem(run))
     return terms
 
 
-@dataclass(frozen=True)
-class QueryTerm:
-    """One term of a query; `prefix` matches index terms starting with it (English words)."""
-
-    text: str
-    prefix: bool = False
-
-
-def query_terms(query: str, *, limit: int = 64) -> list[QueryTerm]:
-    """Distinct search terms of a query: words (plural-folded, prefix-matched when long), CJK
-    bigrams (a lone CJK character as itself), stop words dropped unless nothing else is left."""
-    found: list[QueryTerm] = []
+def query_terms(query: str, *, limit: int = 64) -> list[str]:
+    """Distinct search terms of a query: stemmed words and CJK bigrams (a lone CJK character as
+    itself); stop words are dropped unless nothing else is left."""
+    found: list[str] = []
     for run in _RUNS.findall(normalize(query)):
         if _CJK_RUN.fullmatch(run):
-            pieces = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
-            found.extend(QueryTerm(piece) for piece in pieces)
+            found.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
         elif len(run) <= _MAX_WORD:
-            found.append(_word_term(run))
-    useful = [term for term in found if term.text not in STOP_WORDS] or found
-    return list(dict.fromkeys(useful))[:limit]
+            found.append(run)
+    useful = [term for term in found if term not in STOP_WORDS] or found
+    terms = [term if _CJK_RUN.fullmatch(term) else stem(term) for term in useful]
+    return list(dict.fromkeys(terms))[:limit]
 
 
-def _word_term(word: str) -> QueryTerm:
-    if len(word) < 4 or word.isdigit():
-        return QueryTerm(word)
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    return QueryTerm(word, prefix=True)
-
-
-def coverage(terms: list[QueryTerm], indexed: str) -> float:
+def coverage(terms: list[str], indexed: str) -> float:
     """The share of query terms a passage's index text contains (0..1)."""
     if not terms:
         return 0.0
     words = set(indexed.split())
-    hits = sum(
-        1
-        for term in terms
-        if term.text in words or (term.prefix and any(w.startswith(term.text) for w in words))
-    )
-    return hits / len(terms)
+    return sum(1 for term in terms if term in words) / len(terms)

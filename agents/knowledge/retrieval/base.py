@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from agents.knowledge.text import QueryTerm
-
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -22,6 +20,6 @@ class Hit:
 class LexicalBackend(Protocol):
     """Ranks chunks of knowledge bases by BM25 over the terms of agents.knowledge.text."""
 
-    def search(self, *, kb_ids: list[int], terms: list[QueryTerm], limit: int) -> list[Hit]:
+    def search(self, *, kb_ids: list[int], terms: list[str], limit: int) -> list[Hit]:
         """The best `limit` chunks containing any of `terms`, best first."""
         ...

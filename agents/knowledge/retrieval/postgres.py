@@ -1,50 +1,46 @@
 """Lexical retrieval on Postgres: the GIN-indexed tsvector of migration 0002, ranked by BM25
-computed in SQL (term frequencies from the tsvector, document frequencies over the candidates)."""
+computed in SQL. Term frequencies come from each candidate's tsvector cut down to the query's
+lexemes (setweight + ts_filter, in C); document frequencies are counted over the candidates."""
 
 from __future__ import annotations
 
 from django.db import connection
 
 from agents.knowledge.retrieval.base import BM25_B, BM25_K1, Hit
-from agents.knowledge.text import QueryTerm
 
 _STATS = "SELECT count(*), coalesce(avg(token_count), 0) FROM knowledge_chunk WHERE kb_id = ANY(%s)"
 
 _RANK = f"""
-WITH q AS (
-    SELECT term, prefix, i FROM unnest(%(terms)s::text[], %(prefix)s::bool[])
-        WITH ORDINALITY AS q(term, prefix, i)
-),
-cand AS (
-    SELECT id, token_count, search_vector FROM knowledge_chunk
+WITH cand AS (
+    SELECT id, token_count,
+        ts_filter(setweight(search_vector, 'A', %(terms)s::text[]), '{{a}}') AS hits
+    FROM knowledge_chunk
     WHERE kb_id = ANY(%(kbs)s) AND search_vector @@ %(tsq)s::tsquery
 ),
 tf AS (
-    SELECT cand.id, cand.token_count, q.i, sum(cardinality(u.positions)) AS tf
-    FROM cand CROSS JOIN LATERAL unnest(cand.search_vector) AS u(lexeme, positions, weights)
-    JOIN q ON u.lexeme = q.term OR (q.prefix AND starts_with(u.lexeme, q.term))
-    GROUP BY cand.id, cand.token_count, q.i
+    SELECT cand.id, cand.token_count, u.lexeme, cardinality(u.positions) AS tf
+    FROM cand CROSS JOIN LATERAL unnest(cand.hits) AS u(lexeme, positions, weights)
 ),
-df AS (SELECT i, count(*) AS df FROM tf GROUP BY i)
+df AS (SELECT lexeme, count(*) AS df FROM tf GROUP BY lexeme)
 SELECT tf.id, sum(
     ln(1 + (%(n)s - df.df + 0.5) / (df.df + 0.5))
     * tf.tf * {BM25_K1 + 1}
     / (tf.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * tf.token_count / %(avgdl)s))
 ) AS score
-FROM tf JOIN df USING (i)
+FROM tf JOIN df USING (lexeme)
 GROUP BY tf.id ORDER BY score DESC, tf.id LIMIT %(limit)s
 """
 
 
-def tsquery_text(terms: list[QueryTerm]) -> str:
+def tsquery_text(terms: list[str]) -> str:
     """A tsquery matching any term (lexemes quoted literally; terms hold no quotes)."""
-    return " | ".join(f"'{t.text}'" + (":*" if t.prefix else "") for t in terms)
+    return " | ".join(f"'{term}'" for term in terms)
 
 
 class PostgresBackend:
     """Full text over the Python-made terms with a GIN index; BM25 like FTS5's."""
 
-    def search(self, *, kb_ids: list[int], terms: list[QueryTerm], limit: int) -> list[Hit]:
+    def search(self, *, kb_ids: list[int], terms: list[str], limit: int) -> list[Hit]:
         """The best `limit` chunks of these knowledge bases, best first."""
         if not kb_ids or not terms:
             return []
@@ -54,8 +50,7 @@ class PostgresBackend:
             if not n:
                 return []
             params = {
-                "terms": [t.text for t in terms],
-                "prefix": [t.prefix for t in terms],
+                "terms": terms,
                 "kbs": kb_ids,
                 "tsq": tsquery_text(terms),
                 "n": float(n),

@@ -5,18 +5,17 @@ from __future__ import annotations
 from django.db import connection
 
 from agents.knowledge.retrieval.base import Hit
-from agents.knowledge.text import QueryTerm
 
 
-def match_expression(terms: list[QueryTerm]) -> str:
+def match_expression(terms: list[str]) -> str:
     """An FTS5 query matching any term (quoted: terms are letters, digits or CJK only)."""
-    return " OR ".join(f'"{t.text}"' + (" *" if t.prefix else "") for t in terms)
+    return " OR ".join(f'"{term}"' for term in terms)
 
 
 class SQLiteBackend:
     """FTS5 with BM25; the terms are made in Python, so two-character CJK words are terms."""
 
-    def search(self, *, kb_ids: list[int], terms: list[QueryTerm], limit: int) -> list[Hit]:
+    def search(self, *, kb_ids: list[int], terms: list[str], limit: int) -> list[Hit]:
         """The best `limit` chunks of these knowledge bases, best first."""
         if not kb_ids or not terms:
             return []
