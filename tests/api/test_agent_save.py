@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from django.db import connection, transaction
 
 from agents.models import Agent
+from agents.services import agent_save
+from tests.e2e.conftest import require_distributed
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +97,54 @@ def test_a_stale_key_cannot_be_given_to_another_agent(staff_api, stale):
     body = {"name": "copycat", "display_name": "Copycat", "tool_keys": ["gone_tool"]}
     response = staff_api.post("/api/v1/agents/", body, format="json")
     assert response.status_code == 400 and "tool_keys" in response.json()["error"]["details"]
+
+
+@pytest.mark.distributed
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_entry_switches_end_with_one_entry_and_no_error(staff_api, entry_agent):
+    require_distributed()
+    hr = make_agent("hr")
+    make_agent("legal")
+    first_saved, release = threading.Event(), threading.Event()
+
+    def switch_and_hold() -> None:
+        try:
+            with transaction.atomic():
+                agent_save(agent=Agent.objects.get(pk=hr.pk), data={"is_entry": True})
+                first_saved.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=switch_and_hold)
+    holder.start()
+    assert first_saved.wait(10)
+    answers: list = []
+    second = threading.Thread(
+        target=lambda: answers.append(
+            staff_api.patch("/api/v1/agents/legal/", {"is_entry": True}, format="json")
+        )
+    )
+    second.start()
+    assert wait_for_a_lock_wait(), "the second switch waits for the first"
+    release.set()
+    holder.join(10)
+    second.join(10)
+    assert answers[0].status_code == 200, answers[0].content
+    assert entry_names() == ["legal"]
+    assert Agent.objects.get(pk=hr.pk).revisions.first().snapshot["is_entry"] is False
+
+
+def wait_for_a_lock_wait(timeout: float = 10) -> bool:
+    """True once another session of this database waits on a row lock."""
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                return True
+            time.sleep(0.02)
+    return False
