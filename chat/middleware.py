@@ -16,8 +16,9 @@ HEADER = "Content-Security-Policy"
 def content_security_policy(request: HttpRequest) -> str:
     """The policy for one request.
 
-    - `script-src 'self'`: no inline script, no eval, no third-party script. Model text is
-      rendered with textContent, so this is the second wall, not the first.
+    - `script-src 'self'`: no inline script, no eval, no third-party script (the Markdown
+      libraries are vendored under static/vendor/). Model text is parsed with raw HTML off and
+      sanitized before it reaches the DOM, so this is the second wall, not the first.
     - `style-src 'self'`: no <style> blocks or style="" attributes (script may still set
       element.style, which CSP does not govern). Django admin's templates and the API docs
       (Swagger UI) use inline styles and data: icons, so those pages alone allow them; never
