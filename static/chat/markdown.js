@@ -30,7 +30,8 @@ md.validateLink = (url) => safeUrl(url) !== null; // others stay visible text: [
 
 const escape = md.utils.escapeHtml;
 
-// Past MAX_NESTING markdown-it drops the rest; keep it, as text.
+// markdown-it would drop every line past its own maxNesting (100, which still bounds inline
+// nesting); blocks stop nesting at MAX_NESTING instead, and the rest is kept, as text.
 const tokenizeBlocks = md.block.tokenize.bind(md.block);
 md.block.tokenize = (state, startLine, endLine) => {
   if (state.level < MAX_NESTING) return tokenizeBlocks(state, startLine, endLine);
