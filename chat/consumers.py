@@ -106,9 +106,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await send({"type": "websocket.close", "code": CLOSE_RELAY_FAILED})
 
     async def connect(self) -> None:
-        """Accept signed-in users only."""
+        """Accept signed-in users; anyone else is accepted, then closed with 4401, so the page
+        can tell "sign in again" from a failed handshake (closing before accepting is HTTP 403)."""
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
+            await self.accept()
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user = user
@@ -124,6 +126,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Parse one frame and dispatch it; any problem is answered with an `error` event."""
+        if not hasattr(self, "user"):
+            return  # an anonymous socket, already closing with 4401
         frame: dict[str, Any] = {}
         try:
             frame = _parse(text_data)

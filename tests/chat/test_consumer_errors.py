@@ -33,13 +33,20 @@ async def still_usable(ws) -> None:
     assert events[-1]["data"]["status"] == "succeeded"
 
 
-async def test_anonymous_socket_is_closed_with_4401():
+async def test_anonymous_socket_is_accepted_then_closed_with_4401():
     communicator = WebsocketCommunicator(
         application, "/ws/chat/", headers=[(b"origin", b"http://localhost")]
     )
     communicator.scope["user"] = AnonymousUser()
-    connected, code = await communicator.connect()
-    assert not connected and code == 4401
+    connected, _ = await communicator.connect()  # refused at the handshake = HTTP 403
+    assert connected
+    assert await communicator.receive_output(timeout=5) == {
+        "type": "websocket.close",
+        "code": 4401,
+    }
+    await communicator.send_to(text_data='{"type": "session.join"}')  # a late frame: ignored
+    assert await communicator.receive_nothing(timeout=0.2)
+    await communicator.disconnect()
 
 
 async def test_foreign_origin_is_refused():
