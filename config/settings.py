@@ -51,6 +51,7 @@ LOCAL_APPS = [
     "chat",
     "reminders",
     "agents.knowledge",
+    "delegation.routing",
 ]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
 

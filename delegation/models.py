@@ -52,6 +52,10 @@ class Run(models.Model):
         help_text="The turn's root run (null on the root itself).",
     )
     routing_reason = models.TextField(blank=True)  # why the caller chose this agent
+    # The root run's routing: what the turn asked for ({force_strict, force_guide, debug}) and
+    # what was decided ({mode, reason, matched_rule, matched_keywords, target, …}).
+    routing_request = models.JSONField(default=dict, blank=True)
+    routing = models.JSONField(null=True, blank=True)
     depth = models.PositiveSmallIntegerField(default=0)
     path = models.JSONField(default=list)  # agent names from the root to this run
     task = models.TextField()

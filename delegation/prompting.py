@@ -13,6 +13,9 @@ from delegation.citations import KNOWLEDGE_TOOLS
 from delegation.delegate_tool import delegate_tool_schema
 from delegation.guards import delegation_targets, experts_out_of_reach
 from delegation.models import Run
+from delegation.routing.memory import memory_context
+from delegation.routing.modes import mode_rule
+from delegation.routing.selectors import mode_of, policy_for
 from delegation.strict import CITE_RULE, STRICT_RULE
 
 
@@ -54,11 +57,13 @@ def model_messages(run: Run) -> list[dict[str, Any]]:
             "access and whom to ask; do not guess its answer."
         ).strip()
     config = run.agent_config
-    rules = []
+    rules = [mode_rule(mode_of(run))]
     if KNOWLEDGE_TOOLS & set(config["tool_keys"]) or config.get("allowed_subagents"):
         rules.append(CITE_RULE)
     if config.get("answer_from_knowledge_only"):
         rules.append(STRICT_RULE)
+    if run.parent_id is None:  # the entry agent: what routing remembers of the conversation
+        rules.append(memory_context(run=run, policy=policy_for(agent_name=config["name"])))
     prompt = "\n\n".join(part for part in [prompt, *rules] if part)
     system = [{"role": "system", "content": prompt}] if prompt else []
     return [*system, *run.transcript]

@@ -24,6 +24,7 @@ from delegation.ending import run_end, run_failure
 from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
 from delegation.prompting import effective_tools, model_request
+from delegation.routing.services import route_after_turn, route_turn
 from delegation.services import (
     RunStopped,
     run_claim,
@@ -31,7 +32,7 @@ from delegation.services import (
     usage_add,
 )
 from delegation.streaming import MessageStream
-from delegation.strict import strict_refusal
+from delegation.strict import run_is_strict, strict_refusal
 from delegation.tool_calls import message_id_for, pending_tool_calls, run_tool_calls, save_progress
 
 logger = logging.getLogger(__name__)
@@ -87,6 +88,8 @@ def run_advance(*, run_id: Any, worker: str = "") -> AdvanceOutcome:
 
 def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcome:
     task_started = time.monotonic()
+    if run.parent_id is None and run.routing is None:
+        route_turn(run=run, emitter=emitter)  # once per turn, before the entry agent's first step
     while True:
         lease.check()
         if timezone.now() > run.deadline:
@@ -96,7 +99,10 @@ def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcom
         if result.kind is StepKind.WAITING:
             return AdvanceOutcome(RunStatus.WAITING)
         if result.kind is StepKind.ANSWERED:
-            return _end(run, emitter, RunStatus.SUCCEEDED, answer=result.answer)
+            outcome = _end(run, emitter, RunStatus.SUCCEEDED, answer=result.answer)
+            if run.parent_id is None and outcome.status == RunStatus.SUCCEEDED:
+                route_after_turn(run=run)
+            return outcome
         if _should_hand_over(task_started):
             run_release(run=run)
             return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
@@ -164,7 +170,7 @@ def _model_call(
 def _final_answer(run: Run, text: str) -> tuple[str, list[dict[str, Any]]]:
     """The answer and the knowledge it cites; a strict agent that found no passage answers
     with what is missing instead."""
-    if run.agent_config.get("answer_from_knowledge_only") and not retrieved_passages(run):
+    if run_is_strict(run) and not retrieved_passages(run):
         return strict_refusal(run), []
     return text, citations_for(run, text)
 

@@ -7,7 +7,10 @@ import json
 import re
 from typing import Any
 
+from delegation.citations import KNOWLEDGE_TOOLS
 from delegation.models import Run
+from delegation.routing.models import Mode
+from delegation.routing.selectors import mode_of
 
 CITE_RULE = (
     "When you use passages or documents from kb_search or kb_documents, cite each one right "
@@ -19,6 +22,15 @@ STRICT_RULE = (
     "what is missing (which kind of document, which section)."
 )
 _CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def run_is_strict(run: Run) -> bool:
+    """Whether this run may answer only from knowledge: its agent says so, or the turn is in
+    STRICT mode and the run is the entry agent's or holds knowledge tools."""
+    if run.agent_config.get("answer_from_knowledge_only"):
+        return True
+    holds_knowledge = bool(KNOWLEDGE_TOOLS & set(run.agent_config["tool_keys"]))
+    return mode_of(run) == Mode.STRICT and (run.parent_id is None or holds_knowledge)
 
 
 def strict_refusal(run: Run) -> str:

@@ -1,0 +1,212 @@
+"""The routing decision of a turn: overrides, then intent rules, then the router model for what
+no rule decides, then the keyword/tag fallback when the router fails. Never raises."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from agents.models import Agent
+from agents.providers import provider_for
+from agents.providers.base import ModelRequest, TextDelta
+from delegation.routing.models import Mode, RoutingPolicy, RoutingRule, RuleKind
+from delegation.routing.rules import fold, rule_match
+
+logger = logging.getLogger(__name__)
+
+_router_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="router")
+_JSON = re.compile(r"\{.*\}", re.S)
+
+
+@dataclass
+class RoutingDecision:
+    """What routing decided for a turn, and why (recorded on the root run, shown to staff)."""
+
+    mode: str
+    reason: str
+    matched_rule: str | None = None
+    matched_keywords: list[str] = field(default_factory=list)
+    target: str | None = None  # the expert to ask first (None: the entry agent decides)
+    tools: list[str] = field(default_factory=list)  # the tools the answering agent holds
+    fallback_used: bool = False
+    router_latency_ms: float | None = None
+    skipped: list[str] = field(default_factory=list)  # rules passed over, with why
+    policy: str | None = None  # the policy that decided (None: no policy, no mode rules)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON stored on the run and sent as `routing.decided`."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RoutingInput:
+    """What a decision is made from."""
+
+    text: str
+    policy: RoutingPolicy | None
+    entry: dict[str, Any]  # the entry agent's pinned config
+    targets: list[Agent]  # experts the entry agent may ask for this user now
+    force_strict: bool = False
+    force_guide: bool = False
+
+
+def routing_decide(given: RoutingInput) -> RoutingDecision:
+    """Decide the turn's mode and, where a rule or the router says so, the expert to ask."""
+    policy = given.policy
+    decision = RoutingDecision(
+        mode=policy.default_mode if policy else Mode.CHAT,
+        reason="No routing policy: the entry agent decides whom to ask.",
+    )
+    if given.force_strict or given.force_guide:
+        decision.mode = Mode.STRICT if given.force_strict else Mode.GUIDE
+        decision.matched_rule = "force_strict" if given.force_strict else "force_guide"
+        decision.reason = f"The request asked for {decision.mode} ({decision.matched_rule})."
+    if policy is None:
+        return _with_tools(decision, given)
+    decision.policy = policy.name
+    rules = list(policy.rules.filter(enabled=True).select_related("target"))
+    forced = decision.matched_rule is not None
+    if not forced:
+        _apply_first(decision, given, [r for r in rules if r.kind == RuleKind.OVERRIDE])
+        forced = decision.matched_rule is not None
+    _apply_first(decision, given, [r for r in rules if r.kind == RuleKind.INTENT], keep_mode=forced)
+    if decision.target is None and given.targets and policy.router_enabled:
+        _route_by_model(decision, given)
+    return _with_tools(decision, given)
+
+
+def _apply_first(
+    decision: RoutingDecision,
+    given: RoutingInput,
+    rules: list[RoutingRule],
+    keep_mode: bool = False,
+) -> None:
+    """The first rule that matches and can be followed decides; a rule whose expert this user
+    cannot ask now is passed over (recorded) and the next applies."""
+    usable = {a.name for a in given.targets}
+    for rule in rules:
+        match = rule_match(
+            given.text,
+            keywords=rule.keywords,
+            pattern=rule.pattern,
+            max_chars=rule.max_chars,
+            numbers=rule.strict_on_numbers,
+        )
+        if not match.matched:
+            continue
+        if rule.target_id and (rule.target is None or rule.target.name not in usable):
+            name = rule.target.display_name if rule.target else "its expert"
+            decision.skipped.append(
+                f"{rule.name}: {name} is disabled or not available to this user"
+            )
+            continue
+        mode = Mode.STRICT if match.numbers_in_sentence else rule.mode
+        if not keep_mode:
+            decision.mode = mode
+        words = ", ".join(match.keywords) or (rule.pattern or f"≤ {rule.max_chars} characters")
+        escalated = " (a number in the same sentence: STRICT)" if match.numbers_in_sentence else ""
+        decision.reason = rule.reason or f"Rule “{rule.name}” matched: {words}{escalated}."
+        if keep_mode and decision.matched_rule:
+            decision.reason = f"{decision.matched_rule} sets {decision.mode}; {decision.reason}"
+        decision.matched_rule = (
+            f"{decision.matched_rule} + {rule.name}"
+            if keep_mode and decision.matched_rule
+            else rule.name
+        )
+        decision.matched_keywords = [*decision.matched_keywords, *match.keywords]
+        if rule.target is not None:
+            decision.target = rule.target.name
+        return
+
+
+def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
+    """Ask the router model to pick self or an expert; on any failure, the tag fallback."""
+    entry = given.entry
+    provider_name = (given.policy.router_provider if given.policy else "") or entry["provider"]
+    provider = provider_for(provider_name)
+    if provider.name == "offline":  # no model to ask: the tags decide, as the offline model does
+        _route_by_tags(decision, given, because="keyword/tag routing (offline model)")
+        return
+    started = time.monotonic()
+    try:
+        future = _router_pool.submit(_ask_router, provider, given)
+        target, reason = future.result(timeout=given.policy.router_timeout)
+    except (FutureTimeout, Exception) as exc:  # any failure: the rules decide
+        decision.router_latency_ms = round((time.monotonic() - started) * 1000, 1)
+        logger.warning("router failed (%s): keyword/tag fallback", type(exc).__name__)
+        decision.fallback_used = True
+        _route_by_tags(decision, given, because=f"router failed ({_describe(exc)}): fallback")
+        return
+    decision.router_latency_ms = round((time.monotonic() - started) * 1000, 1)
+    decision.target = None if target == "self" else target
+    decision.reason = reason or "The router model chose without a stated reason."
+
+
+def _ask_router(provider: Any, given: RoutingInput) -> tuple[str, str]:
+    """The router model's choice as (target or "self", reason); ValueError on garbage."""
+    entry, policy = given.entry, given.policy
+    lines = [
+        f"- {a.name} ({a.display_name}): {a.description or '—'}"
+        + (f" Tags: {', '.join(a.tags)}." if a.tags else "")
+        for a in given.targets
+    ]
+    request = ModelRequest(
+        model=(policy.router_model if policy else "") or entry["model"] or settings.OPENAI_MODEL,
+        messages=[
+            {
+                "role": "system",
+                "content": 'You route a user\'s message to ONE expert, or to "self" when the '
+                "assistant should answer itself. Experts:\n" + "\n".join(lines) + "\nAnswer "
+                'with JSON only: {"target": "<expert name or self>", "reason": "<one sentence>"}',
+            },
+            {"role": "user", "content": given.text[:4000]},
+        ],
+        temperature=0,
+        max_tokens=200,
+        base_url=entry.get("base_url", ""),
+        api_key_env=entry.get("api_key_env", ""),
+    )
+    answer = "".join(e.text for e in provider.stream(request) if isinstance(e, TextDelta))
+    found = _JSON.search(answer)
+    if not found:
+        raise ValueError("the router's answer is not JSON")
+    choice = json.loads(found.group(0))
+    target = choice.get("target") if isinstance(choice, dict) else None
+    names = {a.name for a in given.targets}
+    if target != "self" and target not in names:
+        raise ValueError(f"the router chose an unknown target {target!r}")
+    reason = choice.get("reason") if isinstance(choice.get("reason"), str) else ""
+    return target, reason[:300]
+
+
+def _route_by_tags(decision: RoutingDecision, given: RoutingInput, *, because: str) -> None:
+    """The first expert whose name or a tag the message mentions; else the entry agent."""
+    folded = fold(given.text)
+    for agent in given.targets:
+        for word in [agent.name, *agent.tags]:
+            if word and fold(word) in folded:
+                decision.target = agent.name
+                decision.reason = (
+                    f"{because}: the message mentions “{word}” ({agent.display_name})."
+                )
+                decision.matched_keywords = [*decision.matched_keywords, word]
+                return
+    decision.reason = f"{because}: no expert's tags match; the entry agent answers."
+
+
+def _with_tools(decision: RoutingDecision, given: RoutingInput) -> RoutingDecision:
+    answering = next((a for a in given.targets if a.name == decision.target), None)
+    decision.tools = list(answering.tool_keys if answering else given.entry["tool_keys"])
+    return decision
+
+
+def _describe(exc: BaseException) -> str:
+    return "timeout" if isinstance(exc, FutureTimeout) else f"{type(exc).__name__}: {exc}"[:120]

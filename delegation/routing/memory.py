@@ -1,0 +1,78 @@
+"""Session memory: what routing remembers between turns, written by mode, bounded in size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from delegation.models import Run
+from delegation.routing.models import Mode, RoutingPolicy, SessionMemory
+from delegation.routing.selectors import memory_of
+
+MAX_TOPICS = 10
+MAX_DOCS = 20
+MAX_TEXT = 100
+
+
+def memory_context(*, run: Run, policy: RoutingPolicy | None) -> str:
+    """The short context block an entry agent gets from memory ("" when there is none)."""
+    memory = memory_of(
+        session=run.session_id, user=run.user_id, per_user=bool(policy and policy.memory_per_user)
+    )
+    data = memory.data if memory else {}
+    parts = []
+    if data.get("last_intent"):
+        parts.append(f"last intent: {data['last_intent']}")
+    if data.get("interested_topics"):
+        parts.append(f"topics of interest: {', '.join(data['interested_topics'])}")
+    if data.get("visited_docs"):
+        parts.append(
+            f"documents already cited: {', '.join(d['title'] for d in data['visited_docs'])}"
+        )
+    if data.get("last_project_focus"):
+        parts.append(f"last project in focus: {data['last_project_focus']}")
+    return "Conversation memory (routing): " + "; ".join(parts) + "." if parts else ""
+
+
+def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
+    """Update memory after a successful turn, as its mode allows: GUIDE and CHAT record intent,
+    topics and the documents cited; STRICT only routing preferences (the intent)."""
+    routing = run.routing or {}
+    mode = routing.get("mode")
+    if not mode:
+        return
+    per_user = bool(policy and policy.memory_per_user)
+    memory, _ = SessionMemory.objects.get_or_create(
+        user_id=run.user_id, session_id=None if per_user else run.session_id
+    )
+    data = dict(memory.data)
+    if routing.get("matched_rule"):
+        data["last_intent"] = str(routing["matched_rule"])[:MAX_TEXT]
+    if mode != Mode.STRICT:
+        topics = [*data.get("interested_topics", []), *routing.get("matched_keywords", [])]
+        data["interested_topics"] = _recent_unique([t[:MAX_TEXT] for t in topics], MAX_TOPICS)
+        docs = [*data.get("visited_docs", [])]
+        for citation in run.citations or []:
+            docs.append(
+                {"document_id": citation["document_id"], "title": citation["title"][:MAX_TEXT]}
+            )
+        data["visited_docs"] = _recent_unique(docs, MAX_DOCS, key=lambda d: d["document_id"])
+        if "project" in str(routing.get("matched_rule") or "") and routing.get("matched_keywords"):
+            data["last_project_focus"] = ", ".join(routing["matched_keywords"])[:MAX_TEXT]
+    memory.data = data
+    memory.save(update_fields=["data", "updated_at"])
+
+
+def memory_clear(*, session: Any, user: Any) -> None:
+    """Forget what routing remembered of this session (and of the user, if kept per user)."""
+    SessionMemory.objects.filter(user=user, session=session).delete()
+    SessionMemory.objects.filter(user=user, session__isnull=True).delete()
+
+
+def _recent_unique(items: list[Any], limit: int, key: Any = None) -> list[Any]:
+    """The last `limit` distinct items, oldest first (a newer repeat moves to the end)."""
+    key = key or (lambda item: item)
+    seen: dict[Any, Any] = {}
+    for item in items:
+        seen.pop(key(item), None)
+        seen[key(item)] = item
+    return list(seen.values())[-limit:]

@@ -1,0 +1,69 @@
+"""Matching a message against routing rules: words (Chinese or English, either script), a
+pattern, a length; and the numbers-in-the-sentence escalation to STRICT."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from config.text import simplified
+
+_SPLIT = re.compile(r"[\n,，、;；]+")
+_SENTENCE = re.compile(r"[^。！？!?\n.]+(?:[。！？!?\n.]|$)")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+# A number, year or percentage: digits, 百分之/%/％, or Chinese numerals before a unit of time.
+_NUMBERS = re.compile(
+    r"\d|百分之|[%％]|[零一二三四五六七八九十百千两兩]+\s*(?:年|个月|個月|月|天|日|次|倍|成)"
+)
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """Whether a rule matched, the words that did, and whether numbers escalate it."""
+
+    matched: bool
+    keywords: tuple[str, ...] = ()
+    numbers_in_sentence: bool = False
+
+
+def fold(text: str) -> str:
+    """Lower case, Simplified script: what rules compare."""
+    return simplified(text).lower()
+
+
+def keywords_of(raw: str) -> list[str]:
+    """A rule's keywords: one per line or comma-separated, trimmed, empty ones dropped."""
+    return [k.strip() for k in _SPLIT.split(raw or "") if k.strip()]
+
+
+def _hit(folded_text: str, keyword: str) -> bool:
+    word = fold(keyword)
+    if _CJK.search(word) or not re.match(r"\w", word[:1]):
+        return word in folded_text
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w])", folded_text) is not None
+
+
+def rule_match(
+    text: str, *, keywords: str, pattern: str, max_chars: int | None, numbers: bool
+) -> RuleMatch:
+    """Match one rule against a message (any configured part that matches is enough)."""
+    folded = fold(text)
+    hits = tuple(k for k in keywords_of(keywords) if _hit(folded, k))
+    pattern_hit = bool(pattern) and re.search(pattern, text, re.IGNORECASE) is not None
+    short = max_chars is not None and len(text.strip()) <= max_chars
+    if not (hits or pattern_hit or short):
+        return RuleMatch(False)
+    escalate = numbers and _numbers_near(text, hits, pattern if pattern_hit else "")
+    return RuleMatch(True, hits, escalate)
+
+
+def _numbers_near(text: str, hits: tuple[str, ...], pattern: str) -> bool:
+    """Whether a sentence that carries a matched word (or the pattern) also carries a number."""
+    for sentence in _SENTENCE.findall(text):
+        folded = fold(sentence)
+        carries = any(_hit(folded, k) for k in hits) or (
+            bool(pattern) and re.search(pattern, sentence, re.IGNORECASE) is not None
+        )
+        if carries and _NUMBERS.search(sentence):
+            return True
+    return False

@@ -1,0 +1,65 @@
+"""Routing a turn: decide on its root run's first delivery, record the decision, start the
+chosen expert, tell staff who asked for debug; remember the turn afterwards."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from delegation.delegate_tool import DELEGATE
+from delegation.emitter import RunEmitter
+from delegation.guards import delegation_targets
+from delegation.models import Run
+from delegation.routing.decide import RoutingInput, routing_decide
+from delegation.routing.memory import memory_after_turn
+from delegation.routing.selectors import policy_for
+from delegation.services import run_save_progress
+
+
+def route_turn(*, run: Run, emitter: RunEmitter) -> None:
+    """Decide the turn's routing once, before the entry agent's first step. A decision naming
+    an expert starts with that delegation (the entry agent then answers from its result)."""
+    request = run.routing_request or {}
+    decision = routing_decide(
+        RoutingInput(
+            text=run.task,
+            policy=policy_for(agent_name=run.agent_config["name"]),
+            entry=run.agent_config,
+            targets=delegation_targets(caller=run),
+            force_strict=bool(request.get("force_strict")),
+            force_guide=bool(request.get("force_guide")),
+        )
+    )
+    run.routing = decision.as_dict()
+    if decision.target:
+        run.transcript = [*run.transcript, _delegate_call(run, decision.target, decision.reason)]
+    run.last_seq = emitter.seq
+    run_save_progress(run=run)
+    if request.get("debug") and getattr(run.user, "is_staff", False):
+        emitter.emit("routing.decided", **run.routing)
+
+
+def route_after_turn(*, run: Run) -> None:
+    """After the entry agent answered: update the session's routing memory."""
+    memory_after_turn(run=run, policy=policy_for(agent_name=run.agent_config["name"]))
+
+
+def _delegate_call(run: Run, target: str, reason: str) -> dict[str, Any]:
+    """The assistant message that asks the routed expert, as if the entry agent had."""
+    arguments = {"target": target, "task": run.task, "reason": reason[:500]}
+    call_id = f"route_{uuid.uuid5(run.id, 'route').hex[:16]}"
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {
+                    "name": DELEGATE,
+                    "arguments": json.dumps(arguments, ensure_ascii=False),
+                },
+            }
+        ],
+    }
