@@ -10,6 +10,9 @@ DEV_LOCK := requirements-dev.lock
 UV_COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 --quiet $(LOCK_FLAGS)
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+# Every target here is development: DJANGO_DEBUG defaults to false (production fails closed), so
+# turn it on unless the environment says otherwise.
+export DJANGO_DEBUG ?= true
 # The second test pass and `make stack` use these; .ci/run starts both services if needed.
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/agent_platform
 REDIS_URL_LOCAL ?= redis://127.0.0.1:6379/0

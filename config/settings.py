@@ -18,8 +18,9 @@ if (BASE_DIR / ".env").exists():
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 # --- Core ----------------------------------------------------------------------------------------
-# The embedded default is a single-box development mode, so DEBUG is on unless switched off.
-DEBUG = env.bool("DJANGO_DEBUG", default=True)
+# Off unless switched on: a deploy that forgets the variable fails closed (a secret key is then
+# required). `make run`, the test settings and .env.example turn it on for development.
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
 if DEBUG:
     SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-embedded-development-key-change-me")
 else:

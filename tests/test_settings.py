@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from django.conf import settings
+
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCTION = {
     "DJANGO_DEBUG": "false",
@@ -39,7 +41,9 @@ def test_production_refuses_to_start_without_a_secret_key():
 
 
 def test_time_limits_that_do_not_nest_are_refused():
-    result = manage("check", OPENAI_TIMEOUT="600", CELERY_TASK_SOFT_TIME_LIMIT="100")
+    result = manage(
+        "check", DJANGO_DEBUG="true", OPENAI_TIMEOUT="600", CELERY_TASK_SOFT_TIME_LIMIT="100"
+    )
     assert result.returncode != 0 and "Time limits must nest" in result.stderr
 
 
@@ -48,7 +52,9 @@ def test_redis_url_switches_on_redis_layer_and_broker():
         "from django.conf import settings as s; "
         "print(s.CHANNEL_LAYERS['default']['BACKEND'], s.CELERY_BROKER_URL)"
     )
-    result = manage("shell", "-v", "0", "-c", code, REDIS_URL="redis://127.0.0.1:6379/3")
+    result = manage(
+        "shell", "-v", "0", "-c", code, REDIS_URL="redis://127.0.0.1:6379/3", DJANGO_DEBUG="true"
+    )
     assert result.stdout.split() == [
         "channels_redis.core.RedisChannelLayer",
         "redis://127.0.0.1:6379/3",
@@ -65,5 +71,24 @@ def test_channel_layer_reads_outlast_its_blocking_wait():
         "print(h['socket_timeout'] > RedisChannelLayer.brpop_timeout + 5, "
         "h['socket_keepalive'], h['health_check_interval'] > 0, h['retry'] is not None)"
     )
-    result = manage("shell", "-v", "0", "-c", code, REDIS_URL="redis://127.0.0.1:6379/3")
+    result = manage(
+        "shell", "-v", "0", "-c", code, REDIS_URL="redis://127.0.0.1:6379/3", DJANGO_DEBUG="true"
+    )
     assert result.stdout.split() == ["True", "True", "True", "True"], result.stderr
+
+
+def test_debug_is_off_unless_switched_on():
+    code = "from django.conf import settings as s; print(s.DEBUG)"
+    off = manage("shell", "-v", "0", "-c", code, **{**PRODUCTION, "DJANGO_DEBUG": ""})
+    assert off.stdout.split() == ["False"], off.stderr
+    unset = {k: v for k, v in PRODUCTION.items() if k != "DJANGO_DEBUG"}
+    assert manage("shell", "-v", "0", "-c", code, **unset).stdout.split() == ["False"]
+    missing_key = manage("check")  # no DJANGO_* at all: production rules, so no secret key
+    assert missing_key.returncode != 0 and "DJANGO_SECRET_KEY" in missing_key.stderr
+    on = manage("shell", "-v", "0", "-c", code, DJANGO_DEBUG="true")
+    assert on.stdout.split() == ["True"], on.stderr
+
+
+def test_the_test_run_is_in_development_mode():
+    assert os.environ["DJANGO_DEBUG"] == "true"  # inherited by the processes tests start
+    assert settings.SECRET_KEY.startswith("insecure-embedded-development-key")
