@@ -8,7 +8,7 @@ import pytest
 from agents.knowledge.models import Chunk
 from agents.knowledge.retrieval import dense, passages_search
 from agents.knowledge.retrieval.base import Hit
-from agents.knowledge.services import knowledge_base_create
+from agents.knowledge.services import document_delete, knowledge_base_create
 from tests.fake_openai import EMBEDDING_DIM, FakeOpenAI
 
 pytestmark = pytest.mark.django_db
@@ -76,3 +76,16 @@ def test_reciprocal_rank_fusion_rewards_agreement():
     lexical = [Hit(1, 9.0), Hit(2, 5.0), Hit(3, 1.0)]
     vectors = [Hit(2, 0.9), Hit(4, 0.8), Hit(3, 0.1)]
     assert [h.chunk_id for h in dense.fuse(lexical, vectors)] == [2, 3, 1, 4]
+
+
+def test_vector_cache_follows_new_and_deleted_documents(embeddings, kb, upload):
+    first = upload(kb, "vpn.md", "# VPN\n\nConnect to the VPN before opening the intranet.")
+    assert {h.chunk_id for h in dense.search(kb_ids=[kb.pk], query="vpn", limit=5)} == set(
+        first.chunks.values_list("id", flat=True)
+    )
+    second = upload(kb, "wifi.md", "# Wifi\n\nThe guest wifi password changes weekly.")
+    found = {h.chunk_id for h in dense.search(kb_ids=[kb.pk], query="wifi", limit=5)}
+    assert set(second.chunks.values_list("id", flat=True)) <= found
+    document_delete(document=first)
+    found = {h.chunk_id for h in dense.search(kb_ids=[kb.pk], query="vpn", limit=5)}
+    assert found == set(second.chunks.values_list("id", flat=True))

@@ -3,6 +3,7 @@ float16 vectors and ranked in process (numpy when installed, else plain Python).
 
 from __future__ import annotations
 
+import heapq
 import math
 import struct
 import threading
@@ -14,7 +15,7 @@ import openai
 from django.conf import settings
 from django.db.models import Count, Max
 
-from agents.knowledge.models import Chunk
+from agents.knowledge.models import Chunk, Document
 from agents.knowledge.retrieval.base import Hit
 
 try:  # an optional speed-up, never a requirement
@@ -87,16 +88,18 @@ def unpack(data: bytes, dim: int) -> tuple[float, ...]:
 
 
 class _VectorCache:
-    """Decoded vectors per knowledge base, reloaded when its chunks change (count or max id)."""
+    """Decoded vectors per knowledge base, reloaded when its documents change."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[int, tuple[tuple, list[int], object]] = {}
 
     def vectors(self, kb_id: int, model: str, dim: int) -> tuple[list[int], object]:
-        # Any change of the base's chunks changes their count or their highest id (a re-index
-        # inserts new rows); both come from the (kb, token_count) index without reading rows.
-        changes = Chunk.objects.filter(kb_id=kb_id).aggregate(n=Count("id"), top=Max("id"))
+        # Chunks change only when a document of the base is indexed, superseded (both touch its
+        # updated_at) or deleted (the count drops): a cheap query over the few document rows.
+        changes = Document.objects.filter(kb_id=kb_id).aggregate(
+            n=Count("id"), last=Max("updated_at")
+        )
         stamp = (model, dim, *changes.values())
         rows = Chunk.objects.filter(kb_id=kb_id, vector_model=model, vector_dim=dim)
         with self._lock:
@@ -121,7 +124,7 @@ def search(*, kb_ids: list[int], query: str, limit: int) -> list[Hit]:
     if not kb_ids:
         return []
     (query_vector,) = embed([query])
-    scored: list[Hit] = []
+    best: list[tuple[float, int]] = []
     for kb_id in kb_ids:
         ids, matrix = _cache.vectors(kb_id, settings.EMBEDDINGS_MODEL, len(query_vector))
         if not ids:
@@ -130,9 +133,8 @@ def search(*, kb_ids: list[int], query: str, limit: int) -> list[Hit]:
             scores = (matrix @ numpy.asarray(query_vector, dtype=numpy.float32)).tolist()
         else:
             scores = [sum(map(mul, query_vector, row)) for row in matrix]
-        scored.extend(Hit(i, s) for i, s in zip(ids, scores, strict=True))
-    scored.sort(key=lambda hit: (-hit.score, hit.chunk_id))
-    return scored[:limit]
+        best = heapq.nlargest(limit, [*best, *zip(scores, (-i for i in ids), strict=True)])
+    return [Hit(-negative_id, score) for score, negative_id in best]
 
 
 def fuse(*rankings: list[Hit], k: int = RRF_K) -> list[Hit]:

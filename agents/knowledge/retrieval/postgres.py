@@ -23,9 +23,10 @@ tf AS (
 ),
 df AS (SELECT lexeme, count(*) AS df FROM tf GROUP BY lexeme)
 SELECT tf.id, sum(
-    ln(1 + (%(n)s - df.df + 0.5) / (df.df + 0.5))
-    * tf.tf * {BM25_K1 + 1}
-    / (tf.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * tf.token_count / %(avgdl)s))
+    ln(1 + (%(n)s::float8 - df.df + 0.5) / (df.df + 0.5))
+    * tf.tf * {BM25_K1 + 1}::float8
+    / (tf.tf + {BM25_K1}::float8 * (1 - {BM25_B}::float8 + {BM25_B}::float8 * tf.token_count
+       / %(avgdl)s::float8))
 ) AS score
 FROM tf JOIN df USING (lexeme)
 GROUP BY tf.id ORDER BY score DESC, tf.id LIMIT %(limit)s
