@@ -17,7 +17,7 @@ export DJANGO_DEBUG ?= true
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/agent_platform
 REDIS_URL_LOCAL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install lock run test test-embedded test-distributed lint format stack bench migrate clean
+.PHONY: install lock check-port run test test-embedded test-distributed lint format stack bench migrate clean
 
 $(STAMP): pyproject.toml $(DEV_LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,10 @@ lock:  ## re-resolve the lock files from pyproject.toml's ranges (LOCK_FLAGS=--u
 migrate: install
 	$(BIN)/python manage.py migrate --no-input
 
-run: migrate  ## set up and start the app on the embedded default (SQLite, in-process, offline model)
+check-port:  ## fail fast, naming PORT, when HOST:PORT is taken
+	@$(PYTHON) bin/check-port $(HOST) $(PORT)
+
+run: check-port migrate  ## set up and start the app on the embedded default (SQLite, in-process, offline model)
 	$(BIN)/python manage.py seed_demo --users
 	@echo ""
 	@echo "  Chat:  http://$(HOST):$(PORT)/      sign in as demo / demo"

@@ -4,6 +4,7 @@ itself never restarts a dead one), and docker compose restarts its services."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -59,3 +60,22 @@ def test_compose_services_restart_unless_stopped():
     for name in ("postgres", "redis", "web", "worker", "beat"):
         assert services[name]["restart"] == "unless-stopped", name
     assert services["migrate"]["restart"] == "on-failure"  # one-shot
+
+
+def test_make_run_stops_at_once_naming_port_when_the_port_is_taken():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        check = make("check-port", f"PORT={port}")
+    assert check.returncode != 0
+    assert f"port {port} is in use: set PORT=" in check.stderr
+    assert make("check-port", f"PORT={port}").returncode == 0  # free again
+    planned = make("-n", "run", f"PORT={port}").stdout.splitlines()
+    check_line = next(i for i, line in enumerate(planned) if "bin/check-port" in line)
+    serve_line = next(i for i, line in enumerate(planned) if "runserver" in line)
+    assert check_line < serve_line  # checked before anything starts
+
+
+def make(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "-s", *args], cwd=ROOT, capture_output=True, text=True)
