@@ -20,6 +20,7 @@ from chat.api import (
 )
 from chat.sse import run_events, session_events
 from delegation.api import RunCancelView, RunDetailView
+from delegation.routing.api import SessionMemoryView
 
 urlpatterns = [
     path("agents/", AgentListView.as_view(), name="agent-list"),
@@ -28,9 +29,7 @@ urlpatterns = [
     path("tools/", ToolListView.as_view(), name="tool-list"),
     path("knowledge-bases/", KnowledgeBaseListView.as_view(), name="kb-list"),
     path("knowledge-bases/<int:kb_id>/", KnowledgeBaseDetailView.as_view(), name="kb-detail"),
-    path(
-        "knowledge-bases/<int:kb_id>/documents/", DocumentListView.as_view(), name="kb-documents"
-    ),
+    path("knowledge-bases/<int:kb_id>/documents/", DocumentListView.as_view(), name="kb-documents"),
     path(
         "knowledge-bases/<int:kb_id>/documents/<int:document_id>/",
         DocumentDetailView.as_view(),
@@ -38,6 +37,7 @@ urlpatterns = [
     ),
     path("sessions/", SessionListView.as_view(), name="session-list"),
     path("sessions/<uuid:session_id>/", SessionDetailView.as_view(), name="session-detail"),
+    path("sessions/<uuid:session_id>/memory/", SessionMemoryView.as_view(), name="session-memory"),
     path("sessions/<uuid:session_id>/messages/", MessageListView.as_view(), name="message-list"),
     path("sessions/<uuid:session_id>/events/", session_events, name="session-events"),
     path("runs/<uuid:run_id>/", RunDetailView.as_view(), name="run-detail"),

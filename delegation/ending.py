@@ -11,6 +11,7 @@ from django.db import transaction
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation.emitter import RunEmitter, run_mark_ended
 from delegation.models import FINAL_STATUSES, Run, RunStatus
+from delegation.routing.selectors import mode_of
 from delegation.services import run_finish
 from delegation.tree import delegation_complete
 
@@ -72,7 +73,8 @@ def run_end(
     if error:
         emitter.emit("error", code=error["code"], message=error["message"])
         _failure_note(run, emitter, status, error)
-    emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error))
+    mode = {"mode": mode_of(run)} if run.parent_id is None else {}
+    emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error), **mode)
     if run.parent_id:
         delegation_complete(child=run)
     return True

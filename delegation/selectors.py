@@ -12,6 +12,7 @@ from chat.models import ChatSession, MessageRole
 from chat.selectors import message_as_event_data, session_messages
 from config.errors import NotFound
 from delegation.models import FINAL_STATUSES, Run
+from delegation.routing.selectors import session_modes
 
 
 def run_tree(*, run: Run) -> list[Run]:
@@ -64,6 +65,7 @@ def session_snapshot(*, session: ChatSession, run_ids: set[Any] | None = None) -
         "session": {"id": str(session.id), "title": session.title},
         "messages": [message_as_event_data(m) for m in messages],
         "active_run_id": str(active.id) if active else None,
+        "modes": session_modes(session=session),
     }
 
 

@@ -17,11 +17,25 @@ def mode_of(run: Run) -> str | None:
     """The mode of the run's turn (decided on its root by a policy or a force flag), or None
     when nothing routed it."""
     root = run if run.root_id is None else run.root
-    routing = root.routing or {}
+    return routing_mode(root.routing)
+
+
+def routing_mode(routing: dict[str, Any] | None) -> str | None:
+    """The mode a stored decision put its turn in (None: no policy or flag routed it)."""
+    routing = routing or {}
     forced = routing.get("matched_rule", "") or ""
     if routing.get("policy") or forced.startswith(("force_strict", "force_guide")):
         return routing.get("mode")
     return None
+
+
+def session_modes(*, session: Any) -> dict[str, str]:
+    """{root run id: mode} of the session's routed turns (the page's mode badges)."""
+    rows = Run.objects.filter(session=session, parent__isnull=True, routing__isnull=False)
+    modes = {
+        str(run_id): routing_mode(routing) for run_id, routing in rows.values_list("id", "routing")
+    }
+    return {run_id: mode for run_id, mode in modes.items() if mode}
 
 
 def memory_of(*, session: Any, user: Any, per_user: bool = False) -> SessionMemory | None:
