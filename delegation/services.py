@@ -29,7 +29,7 @@ class RunStopped(Exception):
     """The run was cancelled, ended or taken over elsewhere: this worker must stop on it."""
 
 
-def _pinned_config(agent: Agent) -> dict[str, Any]:
+def pinned_config(agent: Agent) -> dict[str, Any]:
     """The agent's definition as the run will use it: linked knowledge adds the kb tools."""
     config = agent_snapshot(agent=agent)
     extra = [k for k in knowledge_tool_keys_for(agent) if k not in config["tool_keys"]]
@@ -45,16 +45,19 @@ def run_create(
     task: str,
     transcript: list[dict[str, Any]],
     user_message: Any = None,
+    routing_request: dict[str, bool] | None = None,
 ) -> Run:
-    """A queued root run with the agent's definition pinned as it is now, and a fresh budget."""
+    """A queued root run with the agent's definition pinned as it is now, and a fresh budget;
+    `routing_request` holds the turn's routing flags (force_strict, force_guide, debug)."""
     now = timezone.now()
     return Run.objects.create(
         session=session,
         user=user,
         agent=agent,
         agent_version=agent.version,
-        agent_config=_pinned_config(agent),
+        agent_config=pinned_config(agent),
         user_message=user_message,
+        routing_request=routing_request or {},
         depth=0,
         path=[agent.name],
         task=task,
@@ -72,7 +75,7 @@ def run_create_child(
     deadline."""
     now = timezone.now()
     root_deadline = caller.root.deadline if caller.root_id else caller.deadline
-    config = _pinned_config(target)
+    config = pinned_config(target)
     config["max_steps"] = max(1, min(config["max_steps"], max_steps))
     return Run.objects.create(
         session_id=caller.session_id,

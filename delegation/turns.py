@@ -25,6 +25,9 @@ from delegation.selectors import model_history, session_active_run
 from delegation.services import run_create, run_enqueue
 
 
+ROUTING_FLAGS = ("force_strict", "force_guide", "debug")
+
+
 @dataclass(frozen=True)
 class SentMessage:
     """The stored user message, the run answering it, and whether this call created them."""
@@ -35,9 +38,19 @@ class SentMessage:
 
 
 def turn_start(
-    *, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str
+    *,
+    user: Any,
+    session_id: uuid.UUID,
+    message_id: uuid.UUID,
+    text: str,
+    flags: dict[str, bool] | None = None,
 ) -> SentMessage:
-    """Store the user's message and start the entry agent on it; a repeated id changes nothing."""
+    """Store the user's message and start the entry agent on it; a repeated id changes nothing.
+
+    `flags`: `force_strict` / `force_guide` (routing overrides) and `debug` (a staff user's
+    socket gets the `routing.decided` event).
+    """
+    request = {k: bool(v) for k, v in (flags or {}).items() if k in ROUTING_FLAGS and v}
     text = text.strip()
     if not text:
         raise AppError("empty_message", "The message is empty.")
@@ -51,7 +64,9 @@ def turn_start(
         )
     for attempt in range(2):
         try:
-            return _start(user=user, session_id=session_id, message_id=message_id, text=text)
+            return _start(
+                user=user, session_id=session_id, message_id=message_id, text=text, flags=request
+            )
         except IntegrityError:
             if attempt:  # a concurrent duplicate won the race twice: something else is wrong
                 raise
@@ -59,7 +74,9 @@ def turn_start(
 
 
 @transaction.atomic
-def _start(*, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str) -> SentMessage:
+def _start(
+    *, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str, flags: dict[str, bool]
+) -> SentMessage:
     existing = ChatMessage.objects.filter(pk=message_id).select_related("session").first()
     if existing is not None:
         if existing.session.user_id != user.pk or existing.session_id != session_id:
@@ -91,6 +108,7 @@ def _start(*, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str
         task=text,
         transcript=transcript,
         user_message=message,
+        routing_request=flags,
     )
     if not session.title:  # a session created empty is named after its first message
         session.title = session_title_from(text)

@@ -3,7 +3,10 @@ name the expert to ask; a router model for what no rule decides; per-session mem
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 
@@ -108,6 +111,22 @@ class RoutingRule(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} → {self.mode}"
+
+    def clean(self) -> None:
+        """A rule must match something, and its pattern must be a valid regular expression."""
+        words = [w for w in re.split(r"[\n,，、;；]+", self.keywords or "") if w.strip()]
+        if not (words or self.pattern or self.max_chars):
+            raise ValidationError(
+                "A rule needs keywords, a pattern or a maximum length: as it is, it matches "
+                "nothing."
+            )
+        if self.pattern:
+            try:
+                re.compile(self.pattern)
+            except re.error as exc:
+                raise ValidationError(
+                    {"pattern": f"Not a valid regular expression: {exc}."}
+                ) from exc
 
 
 class RoutingPolicyRevision(models.Model):
