@@ -10,8 +10,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PROJECT = PYPROJECT["project"]
 RUNTIME = [Requirement(r) for r in PROJECT["dependencies"]]
+BUILD = [Requirement(r) for r in PYPROJECT["build-system"]["requires"]]
 EXTRAS = {
     extra: [Requirement(r) for r in reqs if not r.startswith(PROJECT["name"])]
     for extra, reqs in PROJECT["optional-dependencies"].items()
@@ -28,7 +30,9 @@ def pins(lock: str) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("req", [*RUNTIME, *(r for reqs in EXTRAS.values() for r in reqs)], ids=str)
+@pytest.mark.parametrize(
+    "req", [*RUNTIME, *(r for reqs in EXTRAS.values() for r in reqs), *BUILD], ids=str
+)
 def test_every_dependency_has_an_upper_bound(req):
     assert any(spec.operator in ("<", "<=", "==", "~=") for spec in req.specifier), req
 
