@@ -24,7 +24,6 @@ from delegation.models import Run
 from delegation.selectors import model_history, session_active_run
 from delegation.services import run_create, run_enqueue
 
-
 ROUTING_FLAGS = ("force_strict", "force_guide", "debug")
 
 
