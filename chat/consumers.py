@@ -182,7 +182,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
             raise NotFound("session")
         await self._join(session_id)
         sent = await database_sync_to_async(turn_start)(
-            user=self.user, session_id=session_id, message_id=message_id, text=text
+            user=self.user,
+            session_id=session_id,
+            message_id=message_id,
+            text=text,
+            flags={k: frame.get(k) is True for k in ("force_strict", "force_guide", "debug")},
         )
         if not sent.created:  # a retry: acknowledge again, start nothing
             await self._send_event(
@@ -259,4 +263,4 @@ class ChatConsumer(AsyncWebsocketConsumer):
     # One handler per event type the group carries (Channels maps "message.delta" to message_delta).
     message_created = message_started = message_delta = message_completed = relay
     tool_called = tool_result = delegation_started = delegation_completed = relay
-    run_completed = reminder_due = error = session_snapshot = relay
+    run_completed = reminder_due = error = session_snapshot = routing_decided = relay

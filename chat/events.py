@@ -27,6 +27,7 @@ EVENT_TYPES = frozenset(
         "delegation.started",
         "delegation.completed",
         "run.completed",
+        "routing.decided",
         "reminder.due",
         "error",
     }

@@ -1,17 +1,20 @@
-"""Admin for runs: turns as trees with status, duration and tokens per agent, filterable."""
+"""Admin for runs: turns as trees with status, duration, tokens and cost per agent, filterable."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
-from django.db.models import F, QuerySet
+from django.db.models import F, OuterRef, QuerySet
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.utils.html import format_html
 
 from delegation.models import Run
 from delegation.selectors import run_tree
+from delegation.usage.money import money_text
+from delegation.usage.selectors import ledger_cost, run_costs, turn_cost
 
 
 def duration_text(run: Run) -> str:
@@ -32,6 +35,7 @@ class RunAdmin(admin.ModelAdmin):
         "steps",
         "tokens",
         "turn_tokens",
+        "cost",
         "duration",
         "created_at",
     ]
@@ -47,7 +51,11 @@ class RunAdmin(admin.ModelAdmin):
             super()
             .get_queryset(request)
             .select_related("agent", "user", "root")
-            .annotate(turn_started=Coalesce(F("root__created_at"), F("created_at")))
+            .annotate(
+                turn_started=Coalesce(F("root__created_at"), F("created_at")),
+                own_cost=ledger_cost(run_id=OuterRef("pk")),
+                tree_cost=ledger_cost(root_id=OuterRef("pk")),
+            )
             .order_by("-turn_started", "created_at")
         )
 
@@ -72,6 +80,14 @@ class RunAdmin(admin.ModelAdmin):
         """Tokens of the whole turn (on its root run)."""
         return str(obj.tree_tokens) if obj.root_id is None else ""
 
+    @admin.display(description="cost")
+    def cost(self, obj: Run) -> str:
+        """The run's own cost; on a turn's root run, the whole turn's too (from the ledger)."""
+        own = money_text(getattr(obj, "own_cost", None))
+        if obj.root_id is not None:
+            return own
+        return f"{own} (turn {money_text(getattr(obj, 'tree_cost', None))})"
+
     @admin.display(description="duration")
     def duration(self, obj: Run) -> str:
         """Wall time from start to finish."""
@@ -86,19 +102,25 @@ class RunAdmin(admin.ModelAdmin):
     ) -> Any:
         """The run's page, with its whole turn as a tree."""
         run = self.get_object(request, object_id)
+        runs = run_tree(run=run) if run else []
+        costs = run_costs(run_ids=[r.pk for r in runs])
         tree = [
             {
                 "run": r,
                 "indent": r.depth * 1.5,
                 "duration": duration_text(r),
                 "tokens": (r.usage or {}).get("total_tokens", 0),
+                "cost": money_text(costs.get(r.pk)),
                 "current": r.pk == getattr(run, "pk", None),
             }
-            for r in (run_tree(run=run) if run else [])
+            for r in runs
         ]
-        return super().change_view(
-            request, object_id, form_url, {**(extra_context or {}), "tree": tree}
-        )
+        extra = {
+            "tree": tree,
+            "turn_cost": money_text(turn_cost(root_id=run.root_id_or_self) if run else 0),
+            "currency": settings.USAGE_CURRENCY,
+        }
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         """Runs start from chat, not from admin."""

@@ -33,7 +33,9 @@ class RunDetailView(APIView):
     def get(self, request: Request, run_id: uuid.UUID) -> Response:
         """Status, agent, timings and tokens of the run and, nested, of every delegation."""
         run = access_run(request.user, run_id)
-        return Response(TurnSerializer(run, context=_tree_context(run)).data)
+        return Response(
+            TurnSerializer(run, context={**_tree_context(run), "request": request}).data
+        )
 
 
 class RunCancelView(APIView):
@@ -48,5 +50,6 @@ class RunCancelView(APIView):
         turn_stop(run=run)
         run.refresh_from_db()
         return Response(
-            TurnSerializer(run, context=_tree_context(run)).data, status=status.HTTP_202_ACCEPTED
+            TurnSerializer(run, context={**_tree_context(run), "request": request}).data,
+            status=status.HTTP_202_ACCEPTED,
         )

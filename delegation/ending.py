@@ -12,6 +12,7 @@ from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation.emitter import RunEmitter, run_mark_ended
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.routing.selectors import mode_of
+from delegation.routing.services import route_after_turn
 from delegation.services import run_finish
 from delegation.tree import delegation_complete
 
@@ -28,6 +29,8 @@ PLAIN_FAILURES = {
     "model_error": "the model service sent an answer I could not use. Please try again.",
     "run_timeout": "it took longer than the time limit.",
     "budget_exhausted": "the question needed more work than one turn may do.",
+    "budget_exceeded": "it would cost more than the spending limit allows. "
+    "Please try a smaller question, or ask an administrator about the limit.",
     "internal_error": "something went wrong on our side.",
 }
 FAILURE_OPENINGS = {
@@ -73,6 +76,8 @@ def run_end(
     if error:
         emitter.emit("error", code=error["code"], message=error["message"])
         _failure_note(run, emitter, status, error)
+    if run.parent_id is None and status == RunStatus.SUCCEEDED:
+        route_after_turn(run=run)  # memory is written before the turn is reported done
     mode = {"mode": mode_of(run)} if run.parent_id is None else {}
     emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error), **mode)
     if run.parent_id:

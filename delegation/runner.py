@@ -24,7 +24,7 @@ from delegation.ending import run_end, run_failure
 from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
 from delegation.prompting import effective_tools, model_request
-from delegation.routing.services import route_after_turn, route_turn
+from delegation.routing.services import route_turn
 from delegation.services import (
     RunStopped,
     run_claim,
@@ -34,6 +34,7 @@ from delegation.services import (
 from delegation.streaming import MessageStream
 from delegation.strict import run_is_strict, strict_refusal
 from delegation.tool_calls import message_id_for, pending_tool_calls, run_tool_calls, save_progress
+from delegation.usage.services import usage_charge, usage_hold
 
 logger = logging.getLogger(__name__)
 
@@ -99,10 +100,7 @@ def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcom
         if result.kind is StepKind.WAITING:
             return AdvanceOutcome(RunStatus.WAITING)
         if result.kind is StepKind.ANSWERED:
-            outcome = _end(run, emitter, RunStatus.SUCCEEDED, answer=result.answer)
-            if run.parent_id is None and outcome.status == RunStatus.SUCCEEDED:
-                route_after_turn(run=run)
-            return outcome
+            return _end(run, emitter, RunStatus.SUCCEEDED, answer=result.answer)
         if _should_hand_over(task_started):
             run_release(run=run)
             return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
@@ -135,24 +133,20 @@ def _model_call(
     final = run.steps + 1 >= run.agent_config["max_steps"] or budget.must_answer(depth=run.depth)
     request = model_request(run, tools, final)
     provider = provider_for(run.agent_config["provider"])
+    hold = usage_hold(run=run, provider=provider.name, request=request)  # budget_exceeded
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(emitter, message_id_for(run, "text", run.steps), label)
     calls, usage = _stream(provider, request, stream, lease)
     run.usage = usage_add(run.usage, usage.prompt_tokens, usage.completion_tokens)
     budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
+    charge = usage_charge(run=run, hold=hold, usage=usage, text=stream.text, calls=calls)
     run.steps += 1
     if not calls and not stream.text.strip():
         stream.add("(The model returned an empty answer.)")
     if not calls:
         stream.text, run.citations = _final_answer(run, stream.text)
     if stream.started:
-        stream.complete(
-            usage={
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-            },
-            citations=None if calls else run.citations,
-        )
+        stream.complete(usage=charge.message_usage(), citations=None if calls else run.citations)
     assistant: dict[str, Any] = {"role": "assistant", "content": stream.text or None}
     if calls:
         assistant["tool_calls"] = [

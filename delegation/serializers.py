@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delegation.emitter import agent_tag
 from delegation.models import Run
+from delegation.routing.selectors import routing_mode
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -16,6 +19,8 @@ class RunSerializer(serializers.ModelSerializer):
     agent = serializers.SerializerMethodField()
     duration_ms = serializers.SerializerMethodField()
     children = serializers.SerializerMethodField()
+    mode = serializers.SerializerMethodField()
+    routing = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
@@ -29,6 +34,9 @@ class RunSerializer(serializers.ModelSerializer):
             "answer",
             "error",
             "routing_reason",
+            "mode",
+            "routing",
+            "citations",
             "usage",
             "steps",
             "created_at",
@@ -48,6 +56,20 @@ class RunSerializer(serializers.ModelSerializer):
         if run.started_at and run.finished_at:
             return int((run.finished_at - run.started_at).total_seconds() * 1000)
         return None
+
+    def get_mode(self, run: Run) -> str | None:
+        """GUIDE, CHAT or STRICT when a routing policy routed the turn (on the root run)."""
+        return routing_mode(run.routing) if run.parent_id is None else None
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_routing(self, run: Run) -> dict[str, Any] | None:
+        """The routing decision of the turn (root runs; staff only, else null)."""
+        request = self.context.get("request")
+        if run.parent_id is not None or not getattr(
+            getattr(request, "user", None), "is_staff", False
+        ):
+            return None
+        return run.routing
 
     def get_children(self, run: Run) -> list[dict[str, Any]]:
         """The runs this one delegated to, each with its own children."""

@@ -152,6 +152,7 @@ def run_save_progress(*, run: Run) -> None:
     updated = _held(run).update(
         transcript=run.transcript,
         references=run.references,
+        routing=run.routing,
         steps=run.steps,
         usage=run.usage,
         last_seq=run.last_seq,

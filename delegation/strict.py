@@ -39,7 +39,7 @@ def strict_refusal(run: Run) -> str:
     queries, bases = _searches(run)
     asked = queries[-1] if queries else run.task[:200]
     where = ", ".join(bases)
-    if _CJK.search(run.task):
+    if _mostly_chinese(run.task):
         searched = f"（已搜尋：{where}）" if where else ""
         return (
             f"我只能根據知識庫回答，但知識庫中沒有關於「{asked}」的內容{searched}。"
@@ -54,11 +54,19 @@ def strict_refusal(run: Run) -> str:
     )
 
 
+def _mostly_chinese(text: str) -> bool:
+    """Whether the user wrote mostly Chinese (more Han characters than Latin letters)."""
+    return len(_CJK.findall(text)) > len(re.findall(r"[A-Za-z]", text))
+
+
 def _searches(run: Run) -> tuple[list[str], list[str]]:
-    """The queries this run searched for and the knowledge bases searched."""
+    """The queries searched for in this run and the runs below it (an entry agent refuses on
+    its experts' searches), and the knowledge bases searched."""
     queries: list[str] = []
     bases: list[str] = []
-    for message in run.transcript:
+    turn = Run.objects.filter(root_id=run.root_id_or_self).exclude(pk=run.pk)
+    below = [r for r in turn.only("transcript", "path") if r.path[: len(run.path)] == run.path]
+    for message in [m for r in [run, *below] for m in r.transcript]:
         for call in message.get("tool_calls") or []:
             if call["function"]["name"] == "kb_search":
                 arguments: Any = _loads(call["function"]["arguments"])

@@ -77,8 +77,9 @@ def routing_decide(given: RoutingInput) -> RoutingDecision:
     if not forced:
         _apply_first(decision, given, [r for r in rules if r.kind == RuleKind.OVERRIDE])
         forced = decision.matched_rule is not None
-    _apply_first(decision, given, [r for r in rules if r.kind == RuleKind.INTENT], keep_mode=forced)
-    if decision.target is None and given.targets and policy.router_enabled:
+    intents = [r for r in rules if r.kind == RuleKind.INTENT]
+    decided = _apply_first(decision, given, intents, keep_mode=forced)
+    if not decided and given.targets and policy.router_enabled:  # what no rule decides
         _route_by_model(decision, given)
     return _with_tools(decision, given)
 
@@ -88,7 +89,7 @@ def _apply_first(
     given: RoutingInput,
     rules: list[RoutingRule],
     keep_mode: bool = False,
-) -> None:
+) -> bool:
     """The first rule that matches and can be followed decides; a rule whose expert this user
     cannot ask now is passed over (recorded) and the next applies."""
     usable = {a.name for a in given.targets}
@@ -124,7 +125,8 @@ def _apply_first(
         decision.matched_keywords = [*decision.matched_keywords, *match.keywords]
         if rule.target is not None:
             decision.target = rule.target.name
-        return
+        return True
+    return False
 
 
 def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
@@ -147,7 +149,7 @@ def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
         return
     decision.router_latency_ms = round((time.monotonic() - started) * 1000, 1)
     decision.target = None if target == "self" else target
-    decision.reason = reason or "The router model chose without a stated reason."
+    _add_reason(decision, reason or "The router model chose without a stated reason.")
 
 
 def _ask_router(provider: Any, given: RoutingInput) -> tuple[str, str]:
@@ -163,7 +165,8 @@ def _ask_router(provider: Any, given: RoutingInput) -> tuple[str, str]:
         messages=[
             {
                 "role": "system",
-                "content": 'You route a user\'s message to ONE expert, or to "self" when the '
+                "content": "You are the router.\n"
+                'Route the user\'s message to ONE expert, or to "self" when the '
                 "assistant should answer itself. Experts:\n" + "\n".join(lines) + "\nAnswer "
                 'with JSON only: {"target": "<expert name or self>", "reason": "<one sentence>"}',
             },
@@ -194,12 +197,17 @@ def _route_by_tags(decision: RoutingDecision, given: RoutingInput, *, because: s
         for word in [agent.name, *agent.tags]:
             if word and fold(word) in folded:
                 decision.target = agent.name
-                decision.reason = (
-                    f"{because}: the message mentions “{word}” ({agent.display_name})."
+                _add_reason(
+                    decision, f"{because}: the message mentions “{word}” ({agent.display_name})."
                 )
                 decision.matched_keywords = [*decision.matched_keywords, word]
                 return
-    decision.reason = f"{because}: no expert's tags match; the entry agent answers."
+    _add_reason(decision, f"{because}: no expert's tags match; the entry agent answers.")
+
+
+def _add_reason(decision: RoutingDecision, reason: str) -> None:
+    """The router's reason, after an override's when one set the mode."""
+    decision.reason = f"{decision.reason} {reason}" if decision.matched_rule else reason
 
 
 def _with_tools(decision: RoutingDecision, given: RoutingInput) -> RoutingDecision:

@@ -13,7 +13,7 @@ _SENTENCE = re.compile(r"[^。！？!?\n.]+(?:[。！？!?\n.]|$)")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # A number, year or percentage: digits, 百分之/%/％, or Chinese numerals before a unit of time.
 _NUMBERS = re.compile(
-    r"\d|百分之|[%％]|[零一二三四五六七八九十百千两兩]+\s*(?:年|个月|個月|月|天|日|次|倍|成)"
+    r"\d|百分之|[%％]|[零一二三四五六七八九十百千两兩]+\s*(?:年|个月|個月|月|天|日|次|倍|成|季|周|週|名)"
 )
 
 
@@ -40,7 +40,8 @@ def _hit(folded_text: str, keyword: str) -> bool:
     word = fold(keyword)
     if _CJK.search(word) or not re.match(r"\w", word[:1]):
         return word in folded_text
-    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w])", folded_text) is not None
+    # An English word matches whole, plural included ("certificate" finds "certificates").
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?:s|es)?(?![\w])", folded_text) is not None
 
 
 def rule_match(
