@@ -56,7 +56,15 @@ class AgentAdmin(admin.ModelAdmin):
         ),
         (
             "Tools and delegation",
-            {"fields": ["tool_keys", "allowed_subagents", "max_depth", "max_steps"]},
+            {
+                "fields": [
+                    "tool_keys",
+                    "allowed_subagents",
+                    "max_depth",
+                    "max_steps",
+                    "turn_max_cost",
+                ]
+            },
         ),
         (
             "Availability",

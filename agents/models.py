@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -69,6 +71,17 @@ class Agent(models.Model):
         help_text="Model calls per run; the last one is made without tools so the run answers.",
     )
 
+    turn_max_cost = models.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(0))],
+        verbose_name="turn max cost",
+        help_text="As the entry agent: the most one turn may cost, delegations included, in "
+        "USAGE_CURRENCY. Blank uses TURN_MAX_COST.",
+    )
+
     answer_from_knowledge_only = models.BooleanField(
         default=False,
         verbose_name="answer only from knowledge",
@@ -128,6 +141,7 @@ AGENT_EDITABLE_FIELDS = [
     "allowed_subagents",
     "max_depth",
     "max_steps",
+    "turn_max_cost",
     "enabled",
     "delegatable",
     "is_entry",

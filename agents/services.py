@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import Group
@@ -20,10 +21,15 @@ SNAPSHOT_FIELDS = [
 
 def agent_snapshot(*, agent: Agent) -> dict[str, Any]:
     """The agent's editable definition as plain JSON (sub-agents and group by name)."""
-    data = {field: getattr(agent, field) for field in SNAPSHOT_FIELDS}
+    data = {field: _plain(getattr(agent, field)) for field in SNAPSHOT_FIELDS}
     data["allowed_subagents"] = sorted(agent.allowed_subagents.values_list("name", flat=True))
     data["access_group"] = agent.access_group.name if agent.access_group_id else None
     return data
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as JSON can hold it (decimal amounts as strings)."""
+    return str(value) if isinstance(value, Decimal) else value
 
 
 def agent_check(

@@ -21,6 +21,7 @@ from chat.api import (
 from chat.sse import run_events, session_events
 from delegation.api import RunCancelView, RunDetailView
 from delegation.routing.api import SessionMemoryView
+from delegation.usage.api import CostlyTurnsView, MyUsageView, UsageReportView
 
 urlpatterns = [
     path("agents/", AgentListView.as_view(), name="agent-list"),
@@ -44,6 +45,9 @@ urlpatterns = [
     path("runs/<uuid:run_id>/cancel/", RunCancelView.as_view(), name="run-cancel"),
     path("runs/<uuid:run_id>/events/", run_events, name="run-events"),
     path("tokens/", TokenListView.as_view(), name="token-list"),
+    path("usage/", UsageReportView.as_view(), name="usage-report"),
+    path("usage/mine/", MyUsageView.as_view(), name="usage-mine"),
+    path("usage/turns/", CostlyTurnsView.as_view(), name="usage-turns"),
     path("tokens/<int:token_id>/", TokenDetailView.as_view(), name="token-detail"),
 ]
 

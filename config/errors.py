@@ -40,6 +40,7 @@ ERROR_CODES: dict[str, str] = {
     "model_misconfigured": "The agent's provider settings cannot work (e.g. no API key).",
     "run_timeout": "The run went past its deadline.",
     "budget_exhausted": "The turn used every model call of its budget.",
+    "budget_exceeded": "The model call would pass a money budget (turn, user or agent).",
     "stream_interrupted": "The live event relay failed; reconnect to resume.",
     "internal_error": "An unexpected server error; it is logged.",
     # REST API (see docs/api.md)

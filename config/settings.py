@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import environ
@@ -53,6 +54,7 @@ LOCAL_APPS = [
     "reminders",
     "agents.knowledge",
     "delegation.routing",
+    "delegation.usage",
 ]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
 
@@ -269,6 +271,36 @@ CHILD_DEADLINE_SECONDS = env.int("CHILD_DEADLINE_SECONDS", default=300)  # and n
 RUN_LEASE_SECONDS = env.int("RUN_LEASE_SECONDS", default=30)
 SWEEP_INTERVAL_SECONDS = env.float("SWEEP_INTERVAL_SECONDS", default=5.0)
 QUEUED_STALE_SECONDS = env.int("QUEUED_STALE_SECONDS", default=60)  # re-send a lost task after
+
+# --- Usage and cost (docs/usage.md) ---------------------------------------------------------------
+# Money budgets in USAGE_CURRENCY, decimal strings ("0.50"); empty means no limit. A call whose
+# estimate (prompt tokens + max output tokens at current prices) would pass one is not made.
+USAGE_CURRENCY = env("USAGE_CURRENCY", default="USD")
+
+
+def _money_setting(name: str, default: str) -> Decimal | None:
+    """A money limit from the environment: a non-negative decimal, or None when empty."""
+    raw = env(name, default=default).strip()
+    if not raw:
+        return None
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        raise ImproperlyConfigured(f"{name} must be a decimal amount, e.g. 0.50") from None
+    if not value.is_finite() or value < 0:
+        raise ImproperlyConfigured(f"{name} must be a decimal amount of 0 or more")
+    return value
+
+
+TURN_MAX_COST = _money_setting("TURN_MAX_COST", "1.00")  # one turn, its delegations included
+USER_DAILY_MAX_COST = _money_setting("USER_DAILY_MAX_COST", "")
+USER_MONTHLY_MAX_COST = _money_setting("USER_MONTHLY_MAX_COST", "")
+AGENT_DAILY_MAX_COST = _money_setting("AGENT_DAILY_MAX_COST", "")
+AGENT_MONTHLY_MAX_COST = _money_setting("AGENT_MONTHLY_MAX_COST", "")
+# Output tokens assumed for the estimate of a call whose agent sets no max tokens.
+USAGE_ESTIMATE_OUTPUT_TOKENS = env.int("USAGE_ESTIMATE_OUTPUT_TOKENS", default=4096)
+if USAGE_ESTIMATE_OUTPUT_TOKENS < 1:
+    raise ImproperlyConfigured("USAGE_ESTIMATE_OUTPUT_TOKENS must be 1 or more")
 
 # --- Celery and the enqueue seam -----------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)

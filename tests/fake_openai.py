@@ -35,6 +35,8 @@ class Reply:
     stall_mid_seconds: float = 0.0
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    cached_tokens: int | None = None  # reported as prompt_tokens_details.cached_tokens if set
+    usage: bool = True  # False: the stream carries no usage chunk (some servers send none)
 
 
 def text(*chunks: str) -> Reply:
@@ -283,11 +285,14 @@ def _chunks(body: dict[str, Any], reply: Reply) -> list[bytes]:
             chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in pieces
         ]
     out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
-    usage = {
+    usage: dict[str, Any] = {
         "prompt_tokens": reply.prompt_tokens,
         "completion_tokens": reply.completion_tokens,
         "total_tokens": reply.prompt_tokens + reply.completion_tokens,
     }
-    out.append(_event({**base, "choices": [], "usage": usage}))
+    if reply.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    if reply.usage:
+        out.append(_event({**base, "choices": [], "usage": usage}))
     out.append(_event("[DONE]"))
     return out

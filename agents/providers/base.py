@@ -40,10 +40,11 @@ class ToolCallRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens used by the call."""
+    """Tokens used by the call; `cached_tokens` (part of the prompt) where the server says."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:

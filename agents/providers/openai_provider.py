@@ -78,9 +78,7 @@ class OpenAIProvider:
                 if time.monotonic() > deadline:
                     raise ProviderError("model_timeout", _timeout_message())
                 if chunk.usage is not None:
-                    usage = Usage(
-                        chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
-                    )
+                    usage = _usage(chunk.usage)
                 for choice in chunk.choices:
                     finished = finished or choice.finish_reason is not None
                     delta = choice.delta
@@ -98,6 +96,13 @@ class OpenAIProvider:
                 call["id"] or f"call_{index}", call["name"], "".join(call["arguments"])
             )
         yield usage
+
+
+def _usage(reported: Any) -> Usage:
+    """Tokens as the server reported them, with cached prompt tokens where it says."""
+    details = getattr(reported, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return Usage(reported.prompt_tokens or 0, reported.completion_tokens or 0, cached)
 
 
 def _api_key(request: ModelRequest, base_url: str) -> str:

@@ -21,7 +21,7 @@ from django.utils import timezone
 from agents.providers.base import ProviderError
 from delegation.models import Run
 from delegation.usage.models import Budget, BudgetPeriod, BudgetScope, SpendCounter, SpendHold
-from delegation.usage.money import ZERO, money
+from delegation.usage.money import ZERO, money, money_short
 
 
 class BudgetExceeded(ProviderError):
@@ -168,9 +168,10 @@ def spend_hold(*, caps: list[Cap], estimate: Decimal, currency: str) -> Hold:
             in_flight = held.get(counter.pk, ZERO)
             if counter.spent + in_flight + estimate > cap.max_cost:  # type: ignore[operator]
                 raise BudgetExceeded(
-                    f"Stopped by {cap.label} budget of {cap.max_cost} {currency} ({cap.source}): "
-                    f"spent {money(counter.spent)}, held for calls in flight {in_flight}, "
-                    f"this call estimated at {estimate}."
+                    f"Stopped by {cap.label} budget of {money_short(cap.max_cost)} {currency} "
+                    f"({cap.source}): spent {money_short(counter.spent)}, held for calls in "
+                    f"flight {money_short(in_flight)}, this call estimated at "
+                    f"{money_short(estimate)}."
                 )
         expires = now + timedelta(seconds=settings.MODEL_CALL_WORST_SECONDS + 60)
         SpendHold.objects.bulk_create(
