@@ -49,7 +49,10 @@ def rule_match(
 ) -> RuleMatch:
     """Match one rule against a message (any configured part that matches is enough)."""
     folded = fold(text)
-    hits = tuple(k for k in keywords_of(keywords) if _hit(folded, k))
+    # One hit per word: 人資 and 人资 fold alike and count once.
+    hits = tuple({fold(k): k for k in reversed(keywords_of(keywords)) if _hit(folded, k)}.values())[
+        ::-1
+    ]
     pattern_hit = bool(pattern) and re.search(pattern, text, re.IGNORECASE) is not None
     short = max_chars is not None and len(text.strip()) <= max_chars
     if not (hits or pattern_hit or short):
