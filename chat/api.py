@@ -178,6 +178,7 @@ class MessageListView(APIView):
             session_id=session_id,
             message_id=data.get("id") or uuid.uuid4(),
             text=data["text"],
+            flags={"force_strict": data["force_strict"], "force_guide": data["force_guide"]},
         )
         body = {
             "message": MessageSerializer(sent.message).data,

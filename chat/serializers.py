@@ -9,7 +9,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chat.models import ApiToken, ChatMessage, ChatSession
-from config.api_errors import ErrorSerializer  # noqa: F401  (moved to config; old import path)
 from config.api_fields import StrictCharField, StrictModelSerializer, StrictUUIDField
 
 
@@ -90,6 +89,12 @@ class MessageSendSerializer(serializers.Serializer):
         required=False,
         help_text="The user's IANA timezone, e.g. Asia/Taipei.",
         error_messages={"invalid_choice": "Not an IANA timezone name (e.g. Asia/Taipei)."},
+    )
+    force_strict = serializers.BooleanField(
+        required=False, default=False, help_text="Answer STRICT: only from knowledge, cited."
+    )
+    force_guide = serializers.BooleanField(
+        required=False, default=False, help_text="Answer in GUIDE mode: orient and suggest."
     )
 
 

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.serializers import ErrorSerializer
+from config.api_errors import ErrorSerializer
 from delegation.models import Run
 from delegation.selectors import access_run, run_tree
 from delegation.serializers import TurnSerializer

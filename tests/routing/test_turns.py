@@ -186,3 +186,18 @@ def test_staff_see_the_routing_in_the_run_detail_and_users_do_not(user, admin_us
         body = client.get(f"/api/v1/runs/{run.pk}/").json()
         assert body["mode"] == "STRICT"
         assert (body["routing"] is not None) is who.is_staff
+
+
+def test_the_rest_send_body_carries_the_routing_flags(user, client, settings):
+    settings.TASKS_RUN_SYNC = False
+    Agent.objects.create(name="solo", display_name="Solo", is_entry=True)
+    client.force_login(user)
+    session = uuid.uuid4()
+    response = client.post(
+        f"/api/v1/sessions/{session}/messages/",
+        {"text": "hello", "force_strict": True},
+        content_type="application/json",
+    )
+    assert response.status_code == 202
+    run = Run.objects.get(pk=response.json()["run_id"])
+    assert run.routing_request == {"force_strict": True}
