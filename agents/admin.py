@@ -59,6 +59,7 @@ class AgentAdmin(admin.ModelAdmin):
             {
                 "fields": [
                     "tool_keys",
+                    "answer_from_knowledge_only",
                     "allowed_subagents",
                     "max_depth",
                     "max_steps",

@@ -27,19 +27,46 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         ),
         "tool_keys": ["current_time", "calculate", "search_my_chats"],
         "is_entry": True,
-        "subagents": ["finance", "clock", "archivist", *PLANNER_TEAM],
+        "subagents": ["finance", "hr", "legal", "clock", "archivist", *PLANNER_TEAM],
     },
     {
         "name": "finance",
         "display_name": "Finance expert",
         "description": "Budgets, costs, prices and money questions; the Math expert computes.",
-        "tags": ["finance", "budget", "cost", "price", "money", "财务", "预算"],
+        "tags": ["finance", "budget", "cost", "price", "money", "財務", "财务", "预算", "營收"],
         "system_prompt": (
-            "You answer money questions. Ask the math expert for any computation and explain "
-            "the result in one or two sentences."
+            "You answer money questions from the finance department's documents (search them "
+            "and cite them), and ask the math expert for any computation. Explain the result in "
+            "one or two sentences."
         ),
         "tool_keys": [],
         "subagents": ["math"],
+    },
+    {
+        "name": "hr",
+        "display_name": "HR expert",
+        "description": "Leave, attendance and people rules, from HR's own documents (人資假勤).",
+        "tags": ["hr", "leave", "vacation", "人資", "人资", "假勤", "請假", "特休"],
+        "system_prompt": (
+            "You answer HR questions only from HR's documents: search them, cite every rule "
+            "you state, and say plainly when the documents do not cover the question."
+        ),
+        "tool_keys": [],
+        "answer_from_knowledge_only": True,
+        "subagents": [],
+    },
+    {
+        "name": "legal",
+        "display_name": "Legal expert",
+        "description": "Contracts, compliance and NDAs (法務): strict answers from legal documents.",
+        "tags": ["legal", "contract", "compliance", "法務", "法务", "合約", "合约"],
+        "system_prompt": (
+            "You answer legal questions only from the legal department's documents, cited. "
+            "When there is no document, say what is missing and whom to ask."
+        ),
+        "tool_keys": [],
+        "answer_from_knowledge_only": True,
+        "subagents": [],
     },
     {
         "name": "math",

@@ -170,7 +170,8 @@ def _summarize_tools(messages: list[dict[str, Any]]) -> str:
         results.insert(0, (names.get(message.get("tool_call_id", ""), "tool"), body))
     chinese = _CJK.search(_last_user_text(messages)) is not None
     return f"{OFFLINE_LABEL} " + " ".join(
-        _describe_knowledge(name, body, chinese) or _describe(name, body) for name, body in results
+        _describe_knowledge(name, body, chinese) or _describe(name, body, chinese)
+        for name, body in results
     )
 
 
@@ -216,7 +217,7 @@ def _describe_knowledge(name: str, body: dict[str, Any], chinese: bool) -> str |
     return ("根據知識庫：" if chinese else "According to the knowledge base: ") + " ".join(parts)
 
 
-def _describe(name: str, body: dict[str, Any]) -> str:
+def _describe(name: str, body: dict[str, Any], chinese: bool = False) -> str:
     if not body.get("ok"):
         error = body.get("error") or {}
         if name == "delegate":
@@ -225,6 +226,8 @@ def _describe(name: str, body: dict[str, Any]) -> str:
     result = body.get("result", body.get("text"))  # "text": a result cut to TOOL_RESULT_MAX_CHARS
     if name == "delegate" and isinstance(result, dict):
         answer = str(result.get("answer", "")).replace(OFFLINE_LABEL, "").strip()
+        if chinese:
+            return f"{result.get('agent', '專家')}表示：{answer}"
         return f"{result.get('agent', 'The expert')} says: {answer}"
     if name == "current_time" and isinstance(result, dict):
         when = f"{result['weekday']}, {result['date']} ({result['timezone']})"

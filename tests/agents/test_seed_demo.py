@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from io import StringIO
 
 import pytest
@@ -12,6 +13,8 @@ from django.core.management.base import CommandError
 from agents.demo import DEMO_AGENTS
 from agents.models import Agent, AgentRevision
 from agents.registry import unknown_keys
+from delegation.models import Run
+from delegation.turns import turn_start
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db
@@ -46,6 +49,8 @@ def test_demo_team_has_one_entry_agent_and_a_depth_two_chain():
         "calendar",
         "clock",
         "finance",
+        "hr",
+        "legal",
         "reminders",
         "tasks",
         "weather",
@@ -58,7 +63,9 @@ def test_demo_team_has_one_entry_agent_and_a_depth_two_chain():
 def test_every_demo_tool_key_is_registered():
     seed()
     for agent in Agent.objects.all():
-        assert agent.tool_keys or agent.allowed_subagents.exists(), f"{agent.name} can act"
+        # Knowledge experts act through the kb tools their knowledge bases give them.
+        acts = agent.tool_keys or agent.allowed_subagents.exists()
+        assert acts or agent.answer_from_knowledge_only, f"{agent.name} can act"
         assert unknown_keys(agent.tool_keys) == [], agent.name
 
 
@@ -99,3 +106,28 @@ def test_users_option_creates_demo_accounts_once_with_debug(settings):
     assert not users["demo"].is_staff and not users["demo"].is_superuser
     assert users["admin"].check_password("admin") and users["demo"].check_password("demo")
     assert sorted(Agent.objects.values_list("name", flat=True)) == DEMO_NAMES
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_answers_department_questions_from_knowledge_with_citations(settings):
+    """The README's promise with the offline model: 財務部最新的檔案 and 人資假勤規定, cited."""
+    settings.TASKS_RUN_SYNC = True
+    settings.DEFAULT_MODEL_PROVIDER = "offline"
+    settings.DEBUG = True  # --users refuses otherwise
+    call_command("seed_demo", "--users", stdout=StringIO())
+    demo = get_user_model().objects.get(username="demo")
+
+    def ask(text: str) -> Run:
+        sent = turn_start(user=demo, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=text)
+        return Run.objects.get(pk=sent.run.id)
+
+    latest = ask("財務部最新的檔案是什麼？")
+    assert latest.routing["target"] == "finance"
+    assert "2026年第三季財務報告" in latest.answer and latest.citations[0]["chunk_id"] is None
+    rules = ask("人資假勤規定")
+    assert rules.routing["target"] == "hr" and rules.citations
+    assert all(c["title"] == "人資假勤規定" for c in rules.citations)
+    english = ask("What is the leave policy for sick leave?")
+    assert "30 days" in english.answer and english.citations
+    legal = ask("法務：我們的NDA範本是什麼？")
+    assert legal.routing["mode"] == "STRICT" and "缺少" in legal.answer and not legal.citations

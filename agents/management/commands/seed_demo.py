@@ -9,6 +9,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from agents.demo import seed_demo_agents
+from agents.knowledge.demo import knowledge_seed_demo
+from agents.models import Agent
+from delegation.routing.models import RoutingPolicy
+from delegation.routing.seeds import routing_seed
 
 DEMO_USERS = [("admin", "admin", True), ("demo", "demo", False)]
 
@@ -36,3 +40,12 @@ class Command(BaseCommand):
                         username, password=password, is_staff=staff, is_superuser=staff
                     )
                     self.stdout.write(f"User created: {username} / {password}")
+        kbs = knowledge_seed_demo()
+        self.stdout.write(f"Demo knowledge bases: {', '.join(kb.name for kb in kbs)}")
+        if not RoutingPolicy.objects.filter(name="departments").exists():
+            entry = Agent.objects.filter(name="assistant", is_entry=True)
+            routing_seed(name="departments", entry_agents=list(entry))
+            routing_seed(name="site-assistant")
+            self.stdout.write(
+                "Routing policies created: departments (the assistant's), site-assistant"
+            )
