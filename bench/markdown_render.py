@@ -6,7 +6,7 @@ no server runs; `--static DIR` measures another copy of static/ (e.g. an older c
 `git archive <rev> static | tar -x -C /tmp/old`). Prints, per case, the main-thread time of the
 render including layout, or the error it threw.
 
-    .venv/bin/python bench/markdown.py [--static DIR] [--repeat N]
+    .venv/bin/python bench/markdown_render.py [--static DIR] [--repeat N]
 """
 
 from __future__ import annotations
