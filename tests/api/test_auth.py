@@ -12,7 +12,9 @@ from chat.tokens import token_hash
 
 pytestmark = pytest.mark.django_db
 
-SID, RID = uuid.uuid4(), uuid.uuid4()
+# Fixed ids: parametrized test ids must be the same in every xdist worker.
+SID = uuid.UUID("00000000-0000-4000-8000-0000000000a1")
+RID = uuid.UUID("00000000-0000-4000-8000-0000000000b2")
 ENDPOINTS = [
     ("get", "/api/v1/agents/"),
     ("post", "/api/v1/agents/"),
