@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.utils import timezone
 
-from delegation.usage.models import ModelPrice
+from delegation.usage.models import ModelPrice, UsageRecord
 from tests.chat.helpers import connect, send_frame
 from tests.fake_openai import Team
 
@@ -39,6 +39,24 @@ def make_price(
         output_per_million=Decimal(output),
         currency=currency,
         valid_from=valid_from or timezone.now() - timedelta(days=1),
+    )
+
+
+def record(user: Any, agent: str, day: date, cost: str, session: Any, **extra: Any) -> UsageRecord:
+    """A ledger row as a model call writes it (openai/gpt-4o-mini, 100 + 10 tokens)."""
+    return UsageRecord.objects.create(
+        day=day,
+        user=user,
+        session_id=session,
+        agent_name=agent,
+        provider="openai",
+        model=extra.pop("model", "gpt-4o-mini"),
+        prompt_tokens=extra.pop("prompt", 100),
+        cached_tokens=extra.pop("cached", 0),
+        completion_tokens=extra.pop("completion", 10),
+        cost=Decimal(cost),
+        currency="USD",
+        **extra,
     )
 
 
