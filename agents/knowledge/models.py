@@ -71,6 +71,7 @@ class Document(models.Model):
     )
     status_detail = models.TextField(blank=True, help_text="The chunk count, or why it failed.")
     chunk_count = models.PositiveIntegerField(default=0)
+    token_count = models.PositiveIntegerField(default=0, help_text="Index terms in its chunks.")
     superseded = models.BooleanField(default=False)
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"

@@ -133,12 +133,13 @@ def document_index(*, document_id: int) -> None:
         document = Document.objects.select_for_update().filter(pk=document_id).first()
         if document is None:
             return
-        _swap_chunks(document, drafts, vectors)
+        token_count = _swap_chunks(document, drafts, vectors)
         detail = f"{len(drafts)} chunks{note}"
         Document.objects.filter(pk=document.pk).update(
             status=DocumentStatus.INDEXED,
             status_detail=detail,
             chunk_count=len(drafts),
+            token_count=token_count,
             text=text,
             indexed_at=timezone.now(),
             updated_at=timezone.now(),
@@ -171,7 +172,8 @@ def _vectors(document: Document, drafts: list[ChunkDraft]) -> tuple[list | None,
         return None, f" (lexical only: {exc})"
 
 
-def _swap_chunks(document: Document, drafts: list[ChunkDraft], vectors: list | None) -> None:
+def _swap_chunks(document: Document, drafts: list[ChunkDraft], vectors: list | None) -> int:
+    """Replace the document's chunks; the number of index terms written."""
     Chunk.objects.filter(document=document).delete()
     rows = []
     for position, draft in enumerate(drafts):
@@ -193,6 +195,7 @@ def _swap_chunks(document: Document, drafts: list[ChunkDraft], vectors: list | N
             )
         )
     Chunk.objects.bulk_create(rows, batch_size=500)
+    return sum(row.token_count for row in rows)
 
 
 def _supersede(document: Document) -> None:

@@ -8,7 +8,11 @@ from django.db import connection
 
 from agents.knowledge.retrieval.base import BM25_B, BM25_K1, Hit
 
-_STATS = "SELECT count(*), coalesce(avg(token_count), 0) FROM knowledge_chunk WHERE kb_id = ANY(%s)"
+# Collection size and total length from the few document rows, not by scanning the chunks.
+_STATS = (
+    "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(token_count), 0) FROM knowledge_document "
+    "WHERE kb_id = ANY(%s) AND status = 'indexed' AND NOT superseded"
+)
 
 _RANK = f"""
 WITH cand AS (
@@ -47,9 +51,10 @@ class PostgresBackend:
             return []
         with connection.cursor() as cursor:
             cursor.execute(_STATS, [kb_ids])
-            n, avgdl = cursor.fetchone()
+            n, tokens = cursor.fetchone()
             if not n:
                 return []
+            avgdl = tokens / n
             params = {
                 "terms": terms,
                 "kbs": kb_ids,
