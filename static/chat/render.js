@@ -77,6 +77,15 @@ function delegationStatus(m) {
   return status === "running" ? (m.status === "completed" ? "succeeded" : m.status) : status;
 }
 
+/** The text a message keeps when it ends: the server's, except that a stopped message keeps the
+ * longer text already shown when it continues the saved one (the worker saves it a moment later;
+ * see docs/protocol.md, `message.completed`). */
+function finalText(shown, saved, status) {
+  if (typeof saved !== "string") return shown;
+  const further = status === "cancelled" && shown.length > saved.length && shown.startsWith(saved);
+  return further ? shown : saved;
+}
+
 export class Transcript {
   /**
    * @param {HTMLElement} root     the #transcript element (also the scroller)
@@ -114,10 +123,8 @@ export class Transcript {
         const seen = before.get(message.id);
         const saved = message.content || "";
         const further = seen && seen.length > saved.length && seen.startsWith(saved);
-        if (message.status === "streaming" && further) {
-          message = { ...message, content: seen };
-        }
-        this.addStored(message);
+        const keep = further && ["streaming", "cancelled"].includes(message.status);
+        this.addStored(keep ? { ...message, content: seen } : message);
       }
     });
   }
@@ -184,8 +191,8 @@ export class Transcript {
 
   completed(ev) {
     const node = this.textNode(ev.message_id, "agent", ev.run_id, ev.agent);
-    node.text = ev.data.text ?? node.text;
     node.status = ev.data.status || "completed";
+    node.text = finalText(node.text, ev.data.text, node.status);
     this.setModel(node, ev.data.model); // a page that missed message.started still labels it
     this.stick(() => this.paint(node));
     if (ev.agent?.depth === 0 && node.status === "completed") {

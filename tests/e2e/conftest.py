@@ -289,6 +289,7 @@ def browser_page() -> Iterator[object]:
         page = browser.new_page(viewport={"width": 1100, "height": 760})
         page.console_errors = []
         page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+        page.on("pageerror", lambda e: page.console_errors.append(f"uncaught: {e}"))
         try:
             yield page
         finally:

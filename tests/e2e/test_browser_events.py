@@ -115,3 +115,77 @@ def test_reminders_toast_and_land_in_their_chat_unknown_events_are_ignored(
     other.locator("button:text('Open chat')").click()
     page.wait_for_selector("#sessions li.active a:text('Reminders')")
     assert page.console_errors == []
+
+
+def agent_event(kind: str, run_id: uuid.UUID, message_id: uuid.UUID, seq: int, **data) -> str:
+    """An event of the entry agent's run in the Plans chat."""
+    tag = {"kind": "entry", "name": "assistant", "display_name": "Assistant", "depth": 0}
+    return json.dumps(
+        {
+            "type": kind,
+            "session_id": str(PLANS),
+            "run_id": str(run_id),
+            "message_id": str(message_id),
+            "agent": {**tag, "path": ["assistant"]},
+            "seq": seq,
+            "data": data,
+        }
+    )
+
+
+def test_a_stopped_message_keeps_the_longer_text_it_showed(
+    alice_with_a_chat, asgi_server, browser_page
+):
+    """docs/protocol.md: a `cancelled` message.completed carries the text saved so far (saved
+    every 0.3 s), so the page keeps what it already showed when that continues the saved text;
+    any other completion replaces the text."""
+    page = browser_page
+    sockets = []
+    page.route_web_socket("**/ws/chat/", lambda ws: (ws.connect_to_server(), sockets.append(ws)))
+    sign_in_as(page, asgi_server)
+    page.click("#sessions a:text('Plans')")
+    page.wait_for_selector(".msg.user:has-text('hi')")
+    ws = sockets[-1]
+    run, stopped, other = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    ws.send(agent_event("message.started", run, stopped, 1, model="offline"))
+    ws.send(agent_event("message.delta", run, stopped, 2, text="Once upon a time ", offset=0))
+    ws.send(agent_event("message.delta", run, stopped, 3, text="there was", offset=17))
+    body = page.locator(f".msg.agent[data-message-id='{stopped}'] .body")
+    page.wait_for_function(
+        f"() => document.querySelector(\"[data-message-id='{stopped}'] .body\")"
+        "?.textContent.includes('there was')"
+    )
+    ws.send(
+        agent_event("message.completed", run, stopped, 1001, text="Once upon", status="cancelled")
+    )
+    page.wait_for_selector(f".msg.agent[data-message-id='{stopped}'][data-status=cancelled]")
+    assert body.inner_text() == "Once upon a time there was\n\nStopped."
+    # A late delta of the stopped run changes nothing; nor does a snapshot read before the
+    # worker saved the rest.
+    ws.send(agent_event("message.delta", run, stopped, 4, text=" a llama", offset=26))
+    saved = {"id": str(stopped), "role": "agent", "run_id": str(run), "content": "Once upon"}
+    tag = {"kind": "entry", "name": "assistant", "display_name": "Assistant", "depth": 0}
+    saved.update(agent={**tag, "path": ["assistant"]}, model="offline", tool=None)
+    saved.update(status="cancelled", created_at="2026-01-05T08:00:00+00:00")
+    hi = page.locator(".msg.user").get_attribute("data-message-id")
+    user = {"id": hi, "role": "user", "run_id": None, "agent": None, "content": "hi"}
+    user.update(model="", tool=None, status="completed", created_at="2026-01-05T07:59:00+00:00")
+    snapshot = {"session": {"id": str(PLANS), "title": "Plans"}, "active_run_id": None}
+    snapshot["messages"] = [user, saved]
+    ws.send(json.dumps({"type": "session.snapshot", "session_id": str(PLANS), "data": snapshot}))
+    page.wait_for_timeout(200)
+    assert body.inner_text() == "Once upon a time there was\n\nStopped."
+
+    # A cancelled text that does not continue what was shown replaces it; so does any other end.
+    ws.send(agent_event("message.started", run, other, 5, model="offline"))
+    ws.send(agent_event("message.delta", run, other, 6, text="Draft one", offset=0))
+    ws.send(agent_event("message.completed", run, other, 7, text="Final two", status="completed"))
+    other_body = page.locator(f".msg.agent[data-message-id='{other}'] .body")
+    page.wait_for_function(
+        f"() => document.querySelector(\"[data-message-id='{other}']\")?.dataset.status"
+        " === 'completed'"
+    )
+    assert other_body.inner_text() == "Final two"
+    screenshot(page, "stopped-keeps-shown-text")
+    assert body.inner_text() == "Once upon a time there was\n\nStopped."
+    assert page.console_errors == []
