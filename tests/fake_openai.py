@@ -141,7 +141,9 @@ class FakeOpenAI:
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
-            return self.replies.popleft() if self.replies else self.fallback(body)
+            if self.replies:
+                return self.replies.popleft()
+        return self.fallback(body)  # outside the lock: a scripted reply may wait for another
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
