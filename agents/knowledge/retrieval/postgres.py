@@ -42,6 +42,16 @@ def tsquery_text(terms: list[str]) -> str:
     return " | ".join(f"'{term}'" for term in terms)
 
 
+def pairs_tsquery_text(terms: list[str]) -> str:
+    """A tsquery matching chunks with two consecutive query terms (for CJK: three characters in
+    a row, usually), far fewer candidates than any single term."""
+    return " | ".join(f"('{a}' & '{b}')" for a, b in zip(terms, terms[1:], strict=False))
+
+
+# Enough coordinated passages (a page of results) to skip ranking chunks with just one term.
+ENOUGH_COORDINATED = 5
+
+
 class PostgresBackend:
     """Full text over the Python-made terms with a GIN index; BM25 like FTS5's."""
 
@@ -58,10 +68,16 @@ class PostgresBackend:
             params = {
                 "terms": terms,
                 "kbs": kb_ids,
-                "tsq": tsquery_text(terms),
                 "n": float(n),
                 "avgdl": max(float(avgdl), 1.0),
                 "limit": limit,
             }
-            cursor.execute(_RANK, params)
+            # Ranking reads every candidate's tsvector: first try the chunks holding two
+            # consecutive terms; only when too few do, rank every chunk holding any term.
+            if len(terms) > 1:
+                cursor.execute(_RANK, {**params, "tsq": pairs_tsquery_text(terms)})
+                hits = [Hit(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
+                if len(hits) >= min(limit, ENOUGH_COORDINATED):
+                    return hits
+            cursor.execute(_RANK, {**params, "tsq": tsquery_text(terms)})
             return [Hit(chunk_id, float(score)) for chunk_id, score in cursor.fetchall()]
