@@ -1,8 +1,9 @@
-"""Writes to agent definitions: one save path (rules, entry flag, version, revision), restore."""
+"""Writes to agent definitions: one save path (rules, publish gates, entry flag, version,
+revision), restore."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -13,18 +14,60 @@ from django.db.models import F
 
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision
 from agents.validation import agent_validate
+from config.errors import AppError
 
 SNAPSHOT_FIELDS = [
     f for f in AGENT_EDITABLE_FIELDS if f not in ("allowed_subagents", "access_group")
 ]  # those two are stored by name, below
 
 
-def agent_snapshot(*, agent: Agent) -> dict[str, Any]:
-    """The agent's editable definition as plain JSON (sub-agents and group by name)."""
+def agent_snapshot(*, agent: Agent, subagents: Iterable[Agent] | None = None) -> dict[str, Any]:
+    """The agent's editable definition as plain JSON (sub-agents and group by name); with
+    `subagents`, as it would be saved with those (an unsaved draft)."""
     data = {field: _plain(getattr(agent, field)) for field in SNAPSHOT_FIELDS}
-    data["allowed_subagents"] = sorted(agent.allowed_subagents.values_list("name", flat=True))
+    names = (
+        [a.name for a in subagents]
+        if subagents is not None
+        else agent.allowed_subagents.values_list("name", flat=True)
+    )
+    data["allowed_subagents"] = sorted(names)
     data["access_group"] = agent.access_group.name if agent.access_group_id else None
     return data
+
+
+def agent_data_from_snapshot(*, snapshot: Mapping[str, Any], agent: Agent) -> dict[str, Any]:
+    """`agent_save` data making `agent` as the snapshot says (its name kept; sub-agents and
+    group looked up by name, the ones that no longer exist left out)."""
+    data: dict[str, Any] = {
+        field: snapshot[field] for field in SNAPSHOT_FIELDS if field in snapshot and field != "name"
+    }
+    group_name = snapshot.get("access_group")
+    data["access_group"] = Group.objects.filter(name=group_name).first() if group_name else None
+    data["allowed_subagents"] = Agent.objects.filter(
+        name__in=snapshot.get("allowed_subagents", [])
+    ).exclude(pk=agent.pk)
+    return data
+
+
+class PublishHeld(AppError):
+    """A publish gate held an agent save as a draft; `details` name the draft and its evals."""
+
+    status = 409
+
+    def __init__(self, message: str, *, details: dict[str, Any]) -> None:
+        super().__init__("publish_held", message, details=details)
+
+
+PublishGate = Callable[..., None]
+_publish_gates: list[PublishGate] = []
+
+
+def publish_gate_register(gate: PublishGate) -> None:
+    """Have `gate(agent=, draft=, user=, comment=)` see each gated save of an existing agent
+    before it is written (`draft`: the definition as `agent_snapshot` would store it). A gate
+    holds the save by recording what it needs and raising PublishHeld (evals registers one)."""
+    if gate not in _publish_gates:
+        _publish_gates.append(gate)
 
 
 def _plain(value: Any) -> Any:
@@ -67,15 +110,23 @@ def agent_check(
         raise ValidationError(errors)
 
 
-@transaction.atomic
 def agent_save(
-    *, agent: Agent | None, data: Mapping[str, Any], user: Any = None, comment: str = ""
+    *,
+    agent: Agent | None,
+    data: Mapping[str, Any],
+    user: Any = None,
+    comment: str = "",
+    gated: bool = True,
 ) -> Agent:
-    """Create (`agent=None`) or change an agent, all or nothing: check every rule, move the
-    entry flag to it if it is the entry agent, save, bump the version and store a revision.
+    """Create (`agent=None`) or change an agent, all or nothing: check every rule, pass the
+    publish gates, move the entry flag to it if it is the entry agent, save, bump the version
+    and store a revision.
 
     `data` maps editable fields to values (`allowed_subagents`: agents, `access_group`: a group
-    or None); fields it leaves out keep their value. Raises ValidationError keyed by field.
+    or None); fields it leaves out keep their value. Raises ValidationError keyed by field, and
+    PublishHeld when a gate holds the change of an existing agent as a draft (nothing saved;
+    what the gate recorded stays, so call this outside a transaction that the error would roll
+    back). `gated=False` is for the gate's own publish.
     """
     unknown = set(data) - set(AGENT_EDITABLE_FIELDS)
     if unknown:
@@ -86,6 +137,15 @@ def agent_save(
             setattr(agent, field, value)
     subagents = list(data["allowed_subagents"]) if "allowed_subagents" in data else None
     agent_check(agent=agent, subagents=subagents)
+    if gated and agent.pk is not None:
+        draft = agent_snapshot(agent=agent, subagents=subagents)
+        for gate in _publish_gates:
+            gate(agent=agent, draft=draft, user=user, comment=comment)
+    return _agent_write(agent=agent, subagents=subagents, user=user, comment=comment)
+
+
+@transaction.atomic
+def _agent_write(*, agent: Agent, subagents: list[Agent] | None, user: Any, comment: str) -> Agent:
     if agent.is_entry:
         _entry_move_to(agent=agent, user=user)
     agent.save()
@@ -131,20 +191,12 @@ def agent_revision_record(*, agent: Agent, user: Any = None, comment: str = "") 
     )
 
 
-@transaction.atomic
 def agent_revision_restore(*, revision: AgentRevision, user: Any = None) -> AgentRevision:
-    """Make the agent as it was in `revision`, through `agent_save` (so with today's rules),
-    recorded as a new revision. Raises ValidationError if that definition is no longer valid."""
-    agent = Agent.objects.select_for_update().get(pk=revision.agent_id)
-    snapshot = revision.snapshot
-    data: dict[str, Any] = {
-        field: snapshot[field] for field in SNAPSHOT_FIELDS if field in snapshot and field != "name"
-    }
-    group_name = snapshot.get("access_group")
-    data["access_group"] = Group.objects.filter(name=group_name).first() if group_name else None
-    data["allowed_subagents"] = Agent.objects.filter(
-        name__in=snapshot.get("allowed_subagents", [])
-    ).exclude(pk=agent.pk)
+    """Make the agent as it was in `revision`, through `agent_save` (so with today's rules and
+    publish gates), recorded as a new revision. Raises ValidationError if that definition is no
+    longer valid, PublishHeld if a gate holds it."""
+    agent = Agent.objects.get(pk=revision.agent_id)
+    data = agent_data_from_snapshot(snapshot=revision.snapshot, agent=agent)
     agent = agent_save(
         agent=agent, data=data, user=user, comment=f"Restored from version {revision.version}."
     )

@@ -53,6 +53,9 @@ ERROR_CODES: dict[str, str] = {
     "parse_error": "The body is not valid JSON.",
     "throttled": "Too many requests; retry after the given seconds.",
     "not_acceptable": "The Accept header asks for a format the API does not serve.",
+    # evals (see docs/evals.md)
+    "publish_held": "A publish gate held the agent save as a draft until its evals pass.",
+    "eval_suite_empty": "The eval suite has no enabled case to run.",
     # delegation (tool results of `delegate`, shown to the user in delegation.completed)
     "delegation_unknown_target": "No agent has that name.",
     "delegation_not_allowed": "The caller may not delegate to that agent.",
@@ -73,6 +76,16 @@ ERROR_CODES: dict[str, str] = {
     "duplicate_document": "The same file (same content hash) is already in the knowledge base.",
     "empty_query": "The search query has no words to look for.",
     "query_too_long": "The search query is over KNOWLEDGE_MAX_QUERY_CHARS.",
+    # humans in the loop (see docs/humans.md)
+    "inbox_item_not_found": "No such inbox item, or one the user may not see.",
+    "review_not_found": "No such review, or one the user may not see.",
+    "already_decided": "Someone decided first (or the wait ended); nothing was changed.",
+    "human_declined": "Tool result: the person asked declined to answer.",
+    "human_no_answer": "Tool result: no person answered before the deadline.",
+    "human_cancelled": "Tool result: the user cancelled the wait.",
+    "tool_rejected": "Tool result: a staff member rejected the tool call; it did not run.",
+    "answer_invalid": "An expert's answer was judged invalid and could not be improved.",
+    "wait_cycle": "The run's waits formed a cycle; the oldest waiter was timed out.",
     # tool results (inside tool.result, for the model to correct)
     "invalid_json": "The model's tool arguments are not JSON.",
     "invalid_arguments": "The model's tool arguments do not match the tool's schema.",

@@ -55,6 +55,7 @@ LOCAL_APPS = [
     "agents.knowledge",
     "delegation.routing",
     "delegation.usage",
+    "delegation.evals",
 ]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
 
@@ -399,3 +400,20 @@ EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL", default="")  # blank: OPENAI_BA
 EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY", default="")  # blank: OPENAI_API_KEY
 EMBEDDINGS_TIMEOUT = env.float("EMBEDDINGS_TIMEOUT", default=30.0)
 EMBEDDINGS_BATCH_SIZE = env.int("EMBEDDINGS_BATCH_SIZE", default=64)  # texts per request
+
+# --- Evals (docs/evals.md) -----------------------------------------------------------------------
+# The judge that grades rubric expectations: any OpenAI-compatible server; blank values fall back
+# to the agents' OPENAI_* settings. With neither a key nor a base URL, rubrics are not judged.
+EVALS_JUDGE_MODEL = env("EVALS_JUDGE_MODEL", default="")  # blank: OPENAI_MODEL
+EVALS_JUDGE_BASE_URL = env("EVALS_JUDGE_BASE_URL", default="")  # blank: OPENAI_BASE_URL
+EVALS_JUDGE_API_KEY = env("EVALS_JUDGE_API_KEY", default="")  # blank: OPENAI_API_KEY
+EVALS_JUDGE_TIMEOUT = env.float("EVALS_JUDGE_TIMEOUT", default=60.0)  # seconds per grading
+# Eval turns run as sandbox users named with this prefix ("~" is refused in real usernames).
+EVALS_SANDBOX_PREFIX = env("EVALS_SANDBOX_PREFIX", default="eval~")
+if not EVALS_SANDBOX_PREFIX:
+    raise ImproperlyConfigured("EVALS_SANDBOX_PREFIX must not be empty")
+EVALS_TASK_SLICE_SECONDS = env.float("EVALS_TASK_SLICE_SECONDS", default=10.0)  # then re-queued
+EVALS_LEASE_SECONDS = env.int("EVALS_LEASE_SECONDS", default=300)  # a dead task's run is retaken
+EVALS_STALE_SECONDS = env.int("EVALS_STALE_SECONDS", default=60)  # a run nobody picked up: re-sent
+EVALS_SWEEP_SECONDS = env.float("EVALS_SWEEP_SECONDS", default=30.0)
+CELERY_BEAT_SCHEDULE["sweep-evals"] = {"task": "evals.sweep_runs", "schedule": EVALS_SWEEP_SECONDS}

@@ -1,0 +1,23 @@
+"""App config for evals: registers the publish gate and the draft pinning of eval runs."""
+
+from django.apps import AppConfig
+from django.db.models.signals import post_save
+
+
+class EvalsConfig(AppConfig):
+    """Eval suites, cases, eval runs and drafts held by the publish gate."""
+
+    name = "delegation.evals"
+    label = "evals"
+    verbose_name = "Evals"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        """Gate agent saves; pin drafts (and model overrides) on the experts of eval turns."""
+        from agents.services import publish_gate_register
+        from delegation.evals.gate import evals_publish_gate
+        from delegation.evals.overrides import child_run_pin
+        from delegation.models import Run
+
+        publish_gate_register(evals_publish_gate)
+        post_save.connect(child_run_pin, sender=Run, dispatch_uid="evals.child_run_pin")

@@ -1,0 +1,81 @@
+"""What an eval turn runs against: the live definitions, or a draft / an older revision of one
+agent pinned as its runs' `agent_config` (the live Agent row is never touched), and optionally
+one model for every run of the turn.
+
+Runs pin their config when they are created (delegation.services.run_create and
+run_create_child). The root run of an eval turn is re-pinned before its transaction commits;
+an expert's run is re-pinned by `child_run_pin`, a post_save receiver, because the delegation
+code that creates it has no hook (docs/evals.md, "Drafts of experts")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.knowledge.tools import knowledge_tool_keys_for
+from agents.models import Agent, AgentRevision
+from delegation.budget import budget_state
+from delegation.evals.models import EvalCaseResult
+from delegation.models import Run
+from delegation.services import pinned_config
+
+OFFLINE = "offline"
+
+
+def config_from_snapshot(*, agent: Agent, snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A run config from a definition snapshot (a draft or a revision): fields the snapshot
+    lacks (added since) keep today's values, and linked knowledge adds the kb tools."""
+    config = {**pinned_config(agent), **snapshot}
+    extra = [k for k in knowledge_tool_keys_for(agent) if k not in config["tool_keys"]]
+    config["tool_keys"] = [*config["tool_keys"], *extra]
+    return config
+
+
+def revision_config(*, revision: AgentRevision) -> dict[str, Any]:
+    """The run config of an agent as it was at `revision`."""
+    return config_from_snapshot(agent=revision.agent, snapshot=revision.snapshot)
+
+
+def with_model(config: dict[str, Any], model: str) -> dict[str, Any]:
+    """The config answering with `model` ("offline": the built-in model) instead of its own."""
+    if not model:
+        return config
+    if model == OFFLINE:
+        return {**config, "provider": OFFLINE}
+    return {**config, "provider": "openai", "model": model}
+
+
+def pinned_for(config: dict[str, Any], *, overrides: dict[str, Any], model: str) -> dict[str, Any]:
+    """The config an eval run uses instead of `config` (the live one it was created with)."""
+    replaced = (overrides.get("agents") or {}).get(config.get("name", ""))
+    return with_model(dict(replaced) if replaced else config, model)
+
+
+def root_run_pin(*, run: Run, overrides: dict[str, Any], model: str) -> None:
+    """Re-pin an eval turn's root run (call before the turn's transaction commits)."""
+    config = pinned_for(run.agent_config, overrides=overrides, model=model)
+    if config != run.agent_config:
+        run.agent_config = config
+        Run.objects.filter(pk=run.pk).update(agent_config=config)
+
+
+def child_run_pin(sender: Any, instance: Run, created: bool, **kwargs: Any) -> None:
+    """post_save of Run: an expert's run in an eval turn gets its draft (or model) pinned, with
+    the same step limit the turn's budget gave it."""
+    if not created or instance.root_id is None:
+        return
+    result = (
+        EvalCaseResult.objects.filter(root_run_id=instance.root_id)
+        .select_related("eval_run")
+        .only("eval_run__overrides", "eval_run__model")
+        .first()
+    )
+    if result is None:
+        return
+    run = result.eval_run
+    config = pinned_for(instance.agent_config, overrides=run.overrides, model=run.model)
+    if config == instance.agent_config:
+        return
+    calls_left = budget_state(root_id=instance.root_id).model_calls_left - instance.depth
+    config = {**config, "max_steps": max(1, min(config["max_steps"], calls_left))}
+    instance.agent_config = config
+    Run.objects.filter(pk=instance.pk).update(agent_config=config)
