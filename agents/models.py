@@ -6,8 +6,67 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+
+from agents.registry import unknown_keys
+
+
+class AnswerValidation(models.TextChoices):
+    """How an agent's answers are checked before its caller gets them."""
+
+    OFF = "off", "Off"
+    RULES = "rules", "Rules (not empty, no needless refusal, citations in STRICT, length)"
+    MODEL = "model", "Rules, then a validator model"
+
+
+# The fallback chain's steps, in the order an admin lists them (docs/humans.md).
+FALLBACK_STEPS = {
+    "retry": "Retry once with the validator's issue appended",
+    "next_expert": "Ask the next-best expert (by the routing policy), if one exists",
+    "low_confidence": "Pass the answer on, marked low confidence (sent for review)",
+    "unanswered": "Say honestly it could not be answered, and suggest whom to ask",
+}
+DEFAULT_FALLBACK_CHAIN = ["retry", "next_expert", "low_confidence"]
+
+
+def default_fallback_chain() -> list[str]:
+    """A fresh copy of the default chain (a mutable default must not be shared)."""
+    return list(DEFAULT_FALLBACK_CHAIN)
+
+
+def validate_fallback_chain(value: object) -> None:
+    """A list of known steps, each at most once, nothing after a step that ends the chain."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError("A list of steps, e.g. retry, next_expert, low_confidence.")
+    unknown = [v for v in value if v not in FALLBACK_STEPS]
+    if unknown:
+        raise ValidationError(
+            f"Unknown step(s): {', '.join(unknown)}. Steps: {', '.join(FALLBACK_STEPS)}."
+        )
+    if len(set(value)) != len(value):
+        raise ValidationError("A step is listed twice.")
+    for index, step in enumerate(value[:-1]):
+        if step in ("low_confidence", "unanswered"):
+            raise ValidationError(f"“{step}” ends the chain: it must be the last step.")
+
+
+def validate_tool_key_list(value: object) -> None:
+    """A list of tool keys the code registers."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError("A list of tool keys.")
+    unknown = unknown_keys(value)
+    if unknown:
+        raise ValidationError(f"Unknown tool key(s): {', '.join(unknown)}.")
+    if len(set(value)) != len(value):
+        raise ValidationError("A tool key is listed twice.")
+
+
+def validate_group_name(value: str) -> None:
+    """The name of an existing group."""
+    if value and not Group.objects.filter(name=value).exists():
+        raise ValidationError(f"No group named {value!r}.")
 
 
 class Provider(models.TextChoices):
@@ -89,6 +148,63 @@ class Agent(models.Model):
         "they hold nothing relevant, the agent says what is missing instead of answering.",
     )
 
+    # Quality gate and humans in the loop (delegation/humans, docs/humans.md).
+    validate_answers = models.CharField(
+        max_length=8,
+        choices=AnswerValidation.choices,
+        default=AnswerValidation.OFF,
+        help_text="Check this agent's answers before its caller gets them; an invalid answer "
+        "goes through the fallback chain.",
+    )
+    validator_model = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="A fast model for the validator call; blank uses this agent's model.",
+    )
+    answer_min_chars = models.PositiveIntegerField(
+        default=0, help_text="Rules: an answer shorter than this is invalid (0: no bound)."
+    )
+    answer_max_chars = models.PositiveIntegerField(
+        default=0, help_text="Rules: an answer longer than this is invalid (0: no bound)."
+    )
+    fallback_chain = models.JSONField(
+        default=default_fallback_chain,
+        blank=True,
+        validators=[validate_fallback_chain],
+        help_text="What happens to an invalid answer, in order: "
+        + "; ".join(f"{k}: {v}" for k, v in FALLBACK_STEPS.items())
+        + ". When the chain runs out the answer goes on marked low confidence.",
+    )
+    require_approval = models.BooleanField(
+        default=False,
+        verbose_name="needs human approval for side-effect tools",
+        help_text="Calls of the tools below wait in the inbox until staff approve, modify or "
+        "reject them. With no tool ticked: every tool that changes data.",
+    )
+    approval_tool_keys = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_tool_key_list],
+        verbose_name="tools needing approval",
+        help_text="Blank: every tool of this agent registered as changing data.",
+    )
+    human_sla_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(10), MaxValueValidator(30 * 24 * 3600)],
+        verbose_name="human answer deadline (seconds)",
+        help_text="How long a question or approval waits for a human; then the run goes on "
+        "with “no answer from a human”. Blank uses HUMANS_SLA_SECONDS.",
+    )
+    human_group = models.CharField(
+        max_length=150,
+        blank=True,
+        validators=[validate_group_name],
+        verbose_name="assignment group",
+        help_text="The staff group whose members see this agent's questions and approvals "
+        "(blank: every staff member).",
+    )
+
     enabled = models.BooleanField(default=True)
     delegatable = models.BooleanField(default=True, help_text="Other agents may delegate to it.")
     is_entry = models.BooleanField(
@@ -138,6 +254,15 @@ AGENT_EDITABLE_FIELDS = [
     "max_tokens",
     "tool_keys",
     "answer_from_knowledge_only",
+    "validate_answers",
+    "validator_model",
+    "answer_min_chars",
+    "answer_max_chars",
+    "fallback_chain",
+    "require_approval",
+    "approval_tool_keys",
+    "human_sla_seconds",
+    "human_group",
     "allowed_subagents",
     "max_depth",
     "max_steps",

@@ -16,11 +16,13 @@ from django.conf import settings
 from redis.exceptions import RedisError
 from rest_framework.throttling import SimpleRateThrottle
 
-from chat.events import envelope, session_group, user_group
+from chat.events import INBOX_ALL, envelope, inbox_group, session_group, user_group
 from chat.models import ChatSession
 from chat.selectors import access_session, message_as_event_data
 from chat.services import preference_set_timezone
 from config.errors import AppError, NotFound
+from delegation.humans.decisions import item_cancel, item_decide
+from delegation.humans.selectors import access_inbox_item
 from delegation.selectors import access_run, session_snapshot
 from delegation.turns import turn_start, turn_stop
 
@@ -116,8 +118,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.user = user
         self.joined: set[str] = set()
         await self.accept()
-        await self.channel_layer.group_add(user_group(user.pk), self.channel_name)
-        self.joined.add(user_group(user.pk))
+        groups = [user_group(user.pk), *await database_sync_to_async(self._inbox_groups)()]
+        for group in groups:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.joined.add(group)
+
+    def _inbox_groups(self) -> list[str]:
+        """Staff sockets receive the inbox items they may decide (`inbox.*` events): a
+        superuser every item, other staff the unassigned ones and their groups'."""
+        if not self.user.is_staff:
+            return []
+        if self.user.is_superuser:
+            return [INBOX_ALL]
+        ids = self.user.groups.values_list("id", flat=True)
+        return [inbox_group(None), *(inbox_group(group_id) for group_id in ids)]
 
     async def disconnect(self, code: int) -> None:
         """Leave every session group this socket joined."""
@@ -216,10 +230,37 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
         await database_sync_to_async(stop)()
 
+    async def handle_human_answer(self, frame: dict[str, Any]) -> None:
+        """The end user answers a question their agent asked them (`ask_user`)."""
+        item_id = _uuid(frame, "item_id")
+        answer = frame.get("answer")
+        if not isinstance(answer, str):
+            raise AppError(
+                "invalid", "'answer' must be a string.", details={"answer": "not a string"}
+            )
+
+        def decide() -> None:
+            item = access_inbox_item(self.user, item_id)
+            item_decide(item=item, user=self.user, decision="approve", answer=answer)
+
+        await database_sync_to_async(decide)()
+
+    async def handle_human_cancel(self, frame: dict[str, Any]) -> None:
+        """The end user stops waiting for a person: the agent goes on without the answer."""
+        item_id = _uuid(frame, "item_id")
+
+        def cancel() -> None:
+            item = access_inbox_item(self.user, item_id)
+            item_cancel(item=item, user=self.user)
+
+        await database_sync_to_async(cancel)()
+
     INBOUND = {
         "message.send": handle_message_send,
         "session.join": handle_session_join,
         "run.cancel": handle_run_cancel,
+        "human.answer": handle_human_answer,
+        "human.cancel": handle_human_cancel,
     }
 
     def _foreign_session(self, session_id: uuid.UUID) -> bool:
@@ -264,3 +305,4 @@ class ChatConsumer(AsyncWebsocketConsumer):
     message_created = message_started = message_delta = message_completed = relay
     tool_called = tool_result = delegation_started = delegation_completed = relay
     run_completed = reminder_due = error = session_snapshot = routing_decided = relay
+    run_waiting = run_resumed = message_assessed = inbox_new_item = inbox_item_decided = relay

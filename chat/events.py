@@ -29,6 +29,11 @@ EVENT_TYPES = frozenset(
         "run.completed",
         "routing.decided",
         "reminder.due",
+        "run.waiting",
+        "run.resumed",
+        "message.assessed",
+        "inbox.new_item",
+        "inbox.item_decided",
         "error",
     }
 )
@@ -42,6 +47,15 @@ def session_group(session_id: uuid.UUID | str) -> str:
 def user_group(user_id: int | str) -> str:
     """The channel-layer group of every open socket of one user (reminders, notices)."""
     return f"chat.user.{user_id}"
+
+
+INBOX_STAFF = "inbox.staff"  # staff sockets: inbox items assigned to no group
+INBOX_ALL = "inbox.all"  # superuser sockets: every inbox item
+
+
+def inbox_group(group_id: int | None) -> str:
+    """The channel-layer group of the inbox items assigned to one auth group (None: none)."""
+    return INBOX_STAFF if group_id is None else f"inbox.group.{group_id}"
 
 
 def envelope(
@@ -76,6 +90,11 @@ def emit(event: dict[str, Any]) -> None:
 def emit_to_user(user_id: int | str, event: dict[str, Any]) -> None:
     """Send the event to every open socket of the user once the current transaction commits."""
     transaction.on_commit(lambda: _sender().submit(user_group(user_id), event))
+
+
+def emit_to_group(group: str, event: dict[str, Any]) -> None:
+    """Send the event to a channel-layer group (e.g. an inbox group) after commit."""
+    transaction.on_commit(lambda: _sender().submit(group, event))
 
 
 class _Sender:

@@ -55,6 +55,7 @@ LOCAL_APPS = [
     "agents.knowledge",
     "delegation.routing",
     "delegation.usage",
+    "delegation.humans",
     "delegation.evals",
 ]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
@@ -302,6 +303,15 @@ AGENT_MONTHLY_MAX_COST = _money_setting("AGENT_MONTHLY_MAX_COST", "")
 USAGE_ESTIMATE_OUTPUT_TOKENS = env.int("USAGE_ESTIMATE_OUTPUT_TOKENS", default=4096)
 if USAGE_ESTIMATE_OUTPUT_TOKENS < 1:
     raise ImproperlyConfigured("USAGE_ESTIMATE_OUTPUT_TOKENS must be 1 or more")
+
+# --- Humans in the loop (docs/humans.md) ----------------------------------------------------------
+# How long a question or tool approval waits for a person (an agent may set its own); then the
+# run goes on with "no answer from a human".
+HUMANS_SLA_SECONDS = env.int("HUMANS_SLA_SECONDS", default=3600)
+HUMANS_ANSWER_MAX_CHARS = env.int("HUMANS_ANSWER_MAX_CHARS", default=4000)  # a person's answer
+HUMANS_VALIDATOR_TIMEOUT = env.float("HUMANS_VALIDATOR_TIMEOUT", default=20.0)  # seconds
+# A validator's confidence below this marks the answer low confidence (sent for review).
+HUMANS_LOW_CONFIDENCE = env.float("HUMANS_LOW_CONFIDENCE", default=0.5)
 
 # --- Celery and the enqueue seam -----------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)

@@ -32,6 +32,7 @@ PLAIN_FAILURES = {
     "budget_exceeded": "it would cost more than the spending limit allows. "
     "Please try a smaller question, or ask an administrator about the limit.",
     "internal_error": "something went wrong on our side.",
+    "wait_cycle": "the work waited on itself (a cycle), so the wait was stopped.",
 }
 FAILURE_OPENINGS = {
     RunStatus.TIMED_OUT: "Sorry, I could not finish in time",

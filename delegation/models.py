@@ -9,11 +9,14 @@ from django.db import models
 
 
 class RunStatus(models.TextChoices):
-    """Where a run is in its life; the last four are final."""
+    """Where a run is in its life; the last four are final. `waiting`: for its experts;
+    `waiting_human`: for a person (an inbox item: staff, or the end user); neither holds a
+    worker."""
 
     QUEUED = "queued"
     RUNNING = "running"
     WAITING = "waiting"
+    WAITING_HUMAN = "waiting_human"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     TIMED_OUT = "timed_out"
@@ -23,6 +26,7 @@ class RunStatus(models.TextChoices):
 FINAL_STATUSES = frozenset(
     {RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.TIMED_OUT, RunStatus.CANCELLED}
 )
+WAIT_STATUSES = frozenset({RunStatus.WAITING, RunStatus.WAITING_HUMAN})
 
 
 class Run(models.Model):
@@ -60,8 +64,15 @@ class Run(models.Model):
     path = models.JSONField(default=list)  # agent names from the root to this run
     task = models.TextField()
     status = models.CharField(
-        max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+        max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )
+    waiting_since = models.DateTimeField(null=True, blank=True)  # set while waiting
+    # The check of this run's answer (an expert's, when its agent validates answers):
+    # {mode, valid, issue, confidence, validator_failed, outcome, next_step}.
+    validation = models.JSONField(null=True, blank=True)
+    # The turn's answer (root runs): "high", "low", or "" when nothing was checked.
+    confidence = models.CharField(max_length=8, blank=True)
+    needs_review = models.BooleanField(default=False)
     transcript = models.JSONField(default=list)  # OpenAI-format messages after the system prompt
     steps = models.PositiveSmallIntegerField(default=0)  # model calls made
     usage = models.JSONField(default=dict)  # {prompt_tokens, completion_tokens, total_tokens}

@@ -21,6 +21,10 @@ from delegation.citations import (
 )
 from delegation.emitter import RunEmitter
 from delegation.ending import run_end, run_failure
+from delegation.humans.fallback import RESTARTS, fallback_plan
+from delegation.humans.models import Verdict
+from delegation.humans.reviews import turn_assess
+from delegation.humans.validation import Check, answer_check
 from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
 from delegation.prompting import effective_tools, model_request
@@ -29,11 +33,13 @@ from delegation.services import (
     RunStopped,
     run_claim,
     run_release,
+    run_save_quality,
     usage_add,
 )
 from delegation.streaming import MessageStream
 from delegation.strict import run_is_strict, strict_refusal
 from delegation.tool_calls import message_id_for, pending_tool_calls, run_tool_calls, save_progress
+from delegation.tree import delegation_reattempt
 from delegation.usage.services import usage_charge, usage_hold
 
 logger = logging.getLogger(__name__)
@@ -100,10 +106,42 @@ def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcom
         if result.kind is StepKind.WAITING:
             return AdvanceOutcome(RunStatus.WAITING)
         if result.kind is StepKind.ANSWERED:
-            return _end(run, emitter, RunStatus.SUCCEEDED, answer=result.answer)
+            return _answered(run, emitter, result.answer)
         if _should_hand_over(task_started):
             run_release(run=run)
             return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
+
+
+def _answered(run: Run, emitter: RunEmitter, answer: str) -> AdvanceOutcome:
+    """End a run that answered, after its answer was checked where its agent asks for it: an
+    expert's invalid answer takes the next step of its fallback chain (a new attempt starts
+    before this run ends, so its caller keeps waiting); the entry agent's answer is rated from
+    the checks of the turn and queued for review when one failed."""
+    check = answer_check(run=run, answer=answer)
+    if check is not None:
+        check.outcome = "accepted" if check.valid else _fallback(run, check)
+        run.validation = check.as_dict()
+        Verdict.objects.filter(pk=check.verdict_id).update(outcome=check.outcome)
+    if run.parent_id is None:
+        final = message_id_for(run, "text", max(0, run.steps - 1))
+        turn_assess(run=run, emitter=emitter, message_id=final, answer=answer)
+    if check is not None or run.parent_id is None:
+        run_save_quality(run=run)
+    return _end(run, emitter, RunStatus.SUCCEEDED, answer=answer)
+
+
+def _fallback(run: Run, check: Check) -> str:
+    """The fallback step taken for an invalid answer (an expert's; the entry agent's has no
+    caller to ask again: it is passed on marked low confidence)."""
+    if run.parent_id is None:
+        return "low_confidence"
+    plan = fallback_plan(child=run, issue=check.issue)
+    if plan.step in RESTARTS:
+        run.validation = {**check.as_dict(), "outcome": plan.step}  # read by the attempt
+        if delegation_reattempt(child=run, plan=plan) is not None:
+            return plan.step
+        return "low_confidence"
+    return plan.step
 
 
 def _should_hand_over(task_started: float) -> bool:

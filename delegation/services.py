@@ -15,7 +15,8 @@ from agents.models import Agent
 from agents.services import agent_snapshot
 from config.enqueue import enqueue
 from delegation.budget import budget_initial
-from delegation.models import FINAL_STATUSES, Run, RunStatus
+from delegation.humans.models import InboxItem, ItemStatus
+from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
 
 ADVANCE_RUN = "delegation.advance_run"  # the Celery task (delegation.tasks), enqueued by name
 
@@ -115,7 +116,7 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
             .filter(pk=run_id)
             .first()
         )
-        if run is None or run.status in FINAL_STATUSES or run.status == RunStatus.WAITING:
+        if run is None or run.status in FINAL_STATUSES or run.status in WAIT_STATUSES:
             return None, 0.0
         if run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at > now:
             return None, (run.lease_expires_at - now).total_seconds() + 1
@@ -162,15 +163,37 @@ def run_save_progress(*, run: Run) -> None:
         raise RunStopped
 
 
+def run_save_quality(*, run: Run) -> None:
+    """Persist the check of the run's answer and the turn's confidence (fenced by its lease)."""
+    updated = _held(run).update(
+        validation=run.validation, confidence=run.confidence, needs_review=run.needs_review
+    )
+    if not updated:
+        raise RunStopped
+
+
+def run_wait_status(*, run_id: Any) -> str | None:
+    """What the run still waits for: `waiting_human` while an inbox item of it is pending,
+    `waiting` while an expert of it works, None when nothing (it can go on)."""
+    if InboxItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING).exists():
+        return RunStatus.WAITING_HUMAN
+    if Run.objects.filter(parent_id=run_id).exclude(status__in=FINAL_STATUSES).exists():
+        return RunStatus.WAITING
+    return None
+
+
 def run_wait_or_continue(*, run: Run) -> bool:
-    """After starting delegations: True if the run must wait (children still working), in
-    which case it is saved as waiting; False if every child already ended (go on)."""
+    """After starting delegations or asking a person: True if the run must wait (experts still
+    working, or an inbox item pending), in which case it is saved as waiting without a worker;
+    False if nothing is left to wait for (go on)."""
     with transaction.atomic():
         Run.objects.select_for_update().filter(pk=run.pk).first()
-        if not run.children.exclude(status__in=FINAL_STATUSES).exists():
+        status = run_wait_status(run_id=run.pk)
+        if status is None:
             return False
         updated = _held(run).update(
-            status=RunStatus.WAITING,
+            status=status,
+            waiting_since=timezone.now(),
             transcript=run.transcript,
             references=run.references,
             steps=run.steps,
@@ -181,6 +204,25 @@ def run_wait_or_continue(*, run: Run) -> bool:
         )
         if not updated:
             raise RunStopped
+    return True
+
+
+def run_resume_if_ready(*, run_id: Any) -> bool:
+    """Re-enqueue a waiting run once nothing is left to wait for (True), or move it between
+    `waiting` and `waiting_human` as what it waits for changes. Call inside a transaction:
+    the run's row lock makes the last of several concurrent ends resume it exactly once."""
+    run = Run.objects.select_for_update().filter(pk=run_id).first()
+    if run is None or run.status not in WAIT_STATUSES:
+        return False  # still running (it will see the change itself), or ended
+    status = run_wait_status(run_id=run.pk)
+    if status is not None:
+        if status != run.status:
+            Run.objects.filter(pk=run.pk).update(status=status)
+        return False
+    Run.objects.filter(pk=run.pk).update(
+        status=RunStatus.QUEUED, queued_at=timezone.now(), waiting_since=None
+    )
+    run_enqueue(run_id=run.pk)
     return True
 
 

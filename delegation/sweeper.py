@@ -9,6 +9,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from delegation.ending import run_end, run_failure
+from delegation.humans.decisions import items_expire
+from delegation.humans.watchdog import waits_check
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.services import run_enqueue
 
@@ -37,10 +39,14 @@ def runs_recover_orphans(*, worker: str | None = None) -> int:
 
 
 def runs_sweep() -> dict[str, int]:
-    """Time out runs past their deadline (their callers resume with an error), re-send runs
-    whose worker died (lease expired) or whose task was lost (queued too long)."""
+    """Expire questions and approvals past their deadline (their runs go on without an
+    answer), check the waits (cycles, overdue, stuck: delegation.humans.watchdog), time out
+    runs past their deadline (their callers resume with an error), re-send runs whose worker
+    died (lease expired) or whose task was lost (queued too long)."""
+    items_expire()  # reported in the activity log, as the wait check's findings are
+    waits = waits_check()
     now = timezone.now()
-    timed_out = 0
+    timed_out = waits["timed_out"]
     for run in Run.objects.filter(deadline__lt=now).exclude(status__in=FINAL_STATUSES)[:BATCH]:
         timed_out += run_end(
             run=run,

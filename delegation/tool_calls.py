@@ -18,6 +18,7 @@ from delegation.citations import (
 )
 from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter
+from delegation.humans.waits import arguments_problem, human_call, needs_person
 from delegation.models import Run, RunStatus
 from delegation.services import run_save_progress, run_wait_or_continue
 from delegation.tree import delegation_begin, delegation_result
@@ -46,14 +47,23 @@ def run_tool_calls(
     tools: dict[str, Tool],
 ) -> bool:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
-    calls start children (or collect their results when they have ended). True when the run
-    now waits for experts still working."""
+    calls start children (or collect their results when they have ended); questions and calls
+    that need approval wait for a person (or collect the decision). True when the run now
+    waits for experts still working or for a person."""
     step = run.steps - 1
     waiting = False
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
-        if call["function"]["name"] == DELEGATE:
+        name = call["function"]["name"]
+        if name == DELEGATE:
             content = _delegation(run, emitter, call, message_id)
+            if content is None:
+                waiting = True
+                continue
+        elif needs_person(run, name, tools) and not arguments_problem(
+            tools[name], call["function"]["arguments"]
+        ):
+            content = human_call(run, emitter, call, message_id, tools)
             if content is None:
                 waiting = True
                 continue

@@ -7,7 +7,6 @@ import uuid
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
@@ -16,8 +15,12 @@ from delegation.budget import budget_state, budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
 from delegation.guards import DelegationRefused, delegation_check
-from delegation.models import FINAL_STATUSES, Run, RunStatus
-from delegation.services import run_create_child, run_enqueue
+from delegation.humans.activity import activity_record
+from delegation.humans.fallback import Plan, attempts_of, suggestion
+from delegation.humans.models import ActivityKind
+from delegation.humans.validation import is_low
+from delegation.models import Run, RunStatus
+from delegation.services import run_create_child, run_enqueue, run_resume_if_ready
 
 FAILURE_WORDS = {
     RunStatus.FAILED: ("delegation_failed", "I asked the {name} but it could not finish"),
@@ -81,6 +84,13 @@ def delegation_begin(
         )
         emitter.emit("delegation.started", message_id, call_id=call["id"], **info)
         run_enqueue(run_id=child.id)
+        activity_record(
+            kind=ActivityKind.DELEGATION_ASKED,
+            run=caller,
+            summary=f"{caller.agent_config['display_name']} asked {target.display_name}: "
+            f"{arguments['task'][:300]}",
+            data={"child_run_id": str(child.id), "target": target.name, "reason": reason},
+        )
     return None
 
 
@@ -103,6 +113,12 @@ def _refuse(
         "task": arguments.get("task") if isinstance(arguments, dict) else None,
     }
     error = {"code": code, "message": message}
+    activity_record(
+        kind=ActivityKind.DELEGATION_REFUSED,
+        run=caller,
+        summary=f"{caller.agent_config['display_name']} could not ask {target}: {message}",
+        data={"target": target, "code": code},
+    )
     _save_message(
         caller,
         emitter,
@@ -155,10 +171,31 @@ def _loads(raw: str) -> Any:
 
 
 def delegation_result(*, child: Run) -> str:
-    """The tool result content a finished child gives its caller's model."""
+    """The tool result content a finished child gives its caller's model: its answer (marked
+    when a validator checked it), or a failure as a structured error."""
     name = child.agent_config["display_name"]
-    if child.status == RunStatus.SUCCEEDED:
-        body: dict[str, Any] = {"ok": True, "result": {"agent": name, "answer": child.answer}}
+    check = child.validation or {}
+    outcome = check.get("outcome")
+    if child.status == RunStatus.SUCCEEDED and outcome == "unanswered":
+        body: dict[str, Any] = {
+            "ok": False,
+            "status": "unanswered",
+            "error": {
+                "code": "answer_invalid",
+                "message": f"The {name} could not answer this reliably ({check.get('issue')}). "
+                f"Say so honestly and suggest asking {suggestion(child=child)}.",
+            },
+        }
+    elif child.status == RunStatus.SUCCEEDED:
+        body = {"ok": True, "result": {"agent": name, "answer": child.answer}}
+        if outcome == "low_confidence" or (check.get("valid") and is_low(check)):
+            body["result"]["confidence"] = "low"
+            body["result"]["validation"] = {"valid": check["valid"], "issue": check.get("issue")}
+            body["result"]["note"] = (
+                "This answer could not be verified: tell the user it is uncertain."
+            )
+        elif check:
+            body["result"]["confidence"] = "high"
     else:
         code, words = FAILURE_WORDS.get(child.status, FAILURE_WORDS[RunStatus.FAILED])
         reason = (child.error or {}).get("message", "")
@@ -173,22 +210,42 @@ def delegation_result(*, child: Run) -> str:
     return json.dumps(body, ensure_ascii=False)
 
 
+def _superseded_result(child: Run) -> dict[str, Any]:
+    """What the caller's delegation message says of an answer replaced by a new attempt."""
+    check = child.validation or {}
+    again = "asking again" if check.get("outcome") == "retry" else "asking another expert"
+    return {
+        "ok": False,
+        "status": "invalid",
+        "error": {
+            "code": "answer_invalid",
+            "message": f"The answer was judged invalid ({check.get('issue')}); {again}.",
+        },
+    }
+
+
 def delegation_complete(*, child: Run) -> None:
-    """Report a child's end to its caller; the last child to end re-enqueues the caller."""
+    """Report a child's end to its caller; the last child to end re-enqueues the caller. An
+    answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
+    for the new attempt."""
     with transaction.atomic():
         parent = Run.objects.select_for_update().filter(pk=child.parent_id).first()
         if parent is None:
             return
-        result = json.loads(delegation_result(child=child))
+        superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")
+        if superseded:
+            result, status = _superseded_result(child), "invalid"
+        else:
+            result, status = json.loads(delegation_result(child=child)), child.status
         summary = child.answer[:300] if result["ok"] else result["error"]["message"]
         message = ChatMessage.objects.filter(
-            run=parent, role=MessageRole.TOOL, tool__call_id=child.parent_tool_call_id
+            run=parent, role=MessageRole.TOOL, tool__delegation__run_id=str(child.id)
         ).first()
         if message is not None:
             message.tool = {
                 **message.tool,
                 **result,
-                "delegation": {**message.tool.get("delegation", {}), "status": child.status},
+                "delegation": {**message.tool.get("delegation", {}), "status": status},
             }
             message.status = MessageStatus.COMPLETED
             message.save(update_fields=["tool", "status", "updated_at"])
@@ -202,18 +259,95 @@ def delegation_complete(*, child: Run) -> None:
                 data={
                     "call_id": child.parent_tool_call_id,
                     "run_id": str(child.id),
-                    "status": child.status,
+                    "status": status,
                     "summary": summary,
                     "error": None if result["ok"] else result["error"],
                     "usage": child.usage,
                 },
             )
         )
-        if (
-            parent.status == RunStatus.WAITING
-            and not parent.children.exclude(status__in=FINAL_STATUSES).exists()
-        ):
-            Run.objects.filter(pk=parent.pk).update(
-                status=RunStatus.QUEUED, queued_at=timezone.now()
+        ok = result["ok"] and child.status == RunStatus.SUCCEEDED
+        activity_record(
+            kind=ActivityKind.DELEGATION_ANSWERED if ok else ActivityKind.DELEGATION_FAILED,
+            run=child,
+            summary=f"{child.agent_config['display_name']} → "
+            f"{parent.agent_config['display_name']}: {status}: {summary[:300]}",
+            data={"status": status, "caller_run_id": str(parent.id)},
+        )
+        run_resume_if_ready(run_id=parent.pk)
+
+
+def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
+    """Start the fallback's new attempt for the delegate call `child` answered (the same
+    expert again, or the next-best one), as a new delegation message of the caller; None when
+    the caller ended or the turn's budget has no delegation left. Called by the child before
+    it ends, so the caller never sees the call without an unfinished attempt."""
+    call_id = child.parent_tool_call_id
+    with transaction.atomic():
+        caller = (
+            Run.objects.select_for_update().select_related("root", "user").get(pk=child.parent_id)
+        )
+        if caller.is_final or plan.target is None:
+            return None
+        if not budget_take_delegation(root_id=caller.root_id_or_self):
+            return None
+        calls_left = budget_state(root_id=caller.root_id_or_self).model_calls_left - (
+            caller.depth + 1
+        )
+        target = plan.target
+        attempt = len(attempts_of(caller_id=caller.id, call_id=call_id)) + 1
+        words = "retry" if plan.step == "retry" else "second opinion"
+        issue = (child.validation or {}).get("issue", "")
+        new = run_create_child(
+            caller=caller,
+            target=target,
+            call_id=call_id,
+            prompt=plan.task,
+            reason=f"Fallback ({words}): {child.agent_config['display_name']}'s answer was "
+            f"judged invalid: {issue}",
+            max_steps=max(1, calls_left),
+        )
+        message_id = uuid.uuid5(caller.id, f"tool:{call_id}:attempt:{attempt}")
+        info = {
+            "run_id": str(new.id),
+            "target": target.name,
+            "display_name": target.display_name,
+            "task": plan.task,
+            "status": "running",
+            "attempt": attempt,
+            "fallback": plan.step,
+            "previous_run_id": str(child.id),
+        }
+        message_upsert(
+            message_id=message_id,
+            session_id=caller.session_id,
+            role=MessageRole.TOOL,
+            run_id=caller.id,
+            agent=agent_tag(caller),
+            status=MessageStatus.STREAMING,
+            tool={
+                "call_id": call_id,
+                "name": DELEGATE,
+                "arguments": {"target": target.name, "task": plan.task},
+                "delegation": info,
+            },
+        )
+        emit(
+            envelope(
+                "delegation.started",
+                session_id=caller.session_id,
+                run_id=caller.id,
+                message_id=message_id,
+                agent=agent_tag(caller),
+                data={"call_id": call_id, **info},
             )
-            run_enqueue(run_id=parent.id)
+        )
+        run_enqueue(run_id=new.id)
+        activity_record(
+            kind=ActivityKind.FALLBACK,
+            run=child,
+            summary=f"{child.agent_config['display_name']}'s answer was judged invalid; "
+            f"{words}: asking {target.display_name}",
+            data={"step": plan.step, "new_run_id": str(new.id), "issue": issue},
+        )
+    return new

@@ -1,0 +1,15 @@
+"""App config for humans in the loop: validation, reviews, the inbox, approvals, activity."""
+
+from django.apps import AppConfig
+
+
+class HumansConfig(AppConfig):
+    """Registers the ask_human and ask_user tools once apps are ready."""
+
+    name = "delegation.humans"
+    label = "humans"
+    verbose_name = "Humans in the loop"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from delegation.humans import tools  # noqa: F401  (registers ask_human, ask_user)

@@ -1,0 +1,190 @@
+"""Decisions on inbox items: the first one wins, and it resumes only the run that asked.
+
+A decision, an expiry or the user's cancel is a conditional UPDATE of a pending item (a later
+one changes nothing and is told `already_decided`), then, under the run's row lock, the run is
+re-enqueued if nothing else is left to wait for, exactly like the last child of a delegation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents.registry import get_tool
+from config.errors import AppError
+from delegation.humans.activity import activity_record
+from delegation.humans.models import (
+    ActivityKind,
+    Audience,
+    Decision,
+    InboxItem,
+    ItemKind,
+    ItemStatus,
+)
+from delegation.humans.notify import inbox_notify, session_notify
+from delegation.humans.selectors import may_decide
+from delegation.models import FINAL_STATUSES, Run
+from delegation.services import run_resume_if_ready
+
+BATCH = 200
+
+
+def item_decide(
+    *,
+    item: InboxItem,
+    user: Any,
+    decision: str,
+    answer: str = "",
+    note: str = "",
+    arguments: Any = None,
+) -> InboxItem:
+    """Record a person's decision (approve with an `answer` for a question; approve, modify
+    with `arguments`, or reject for a tool call) and resume the run. AppError `invalid` for a
+    decision that does not fit the item, `already_decided` (409) when one came first."""
+    if not may_decide(user, item):
+        raise AppError(
+            "permission_denied",
+            "Only staff may decide this request."
+            if item.audience == Audience.STAFF
+            else "Only the user asked may answer.",
+            status=403,
+        )
+    fields = _decision_fields(item, decision, answer, note, arguments)
+    fields.update(decision=decision, decided_by=user, decided_at=timezone.now())
+    return _close(item, fields, actor=user, kind=_decided_kind(item))
+
+
+def item_cancel(*, item: InboxItem, user: Any) -> InboxItem:
+    """The end user stops waiting: the run goes on without an answer (a gated tool does not
+    run). Only the user the run acts for may cancel."""
+    if item.user_id != user.pk:
+        raise AppError(
+            "permission_denied", "Only the user the agent works for may cancel.", status=403
+        )
+    fields = {"status": ItemStatus.CANCELLED, "decided_by": user, "decided_at": timezone.now()}
+    return _close(item, fields, actor=user, kind=ActivityKind.WAIT_CANCELLED)
+
+
+def items_expire() -> int:
+    """Items past their deadline expire (their runs go on with "no answer from a human");
+    pending items of runs that ended (a stopped turn) are closed as cancelled."""
+    now = timezone.now()
+    done = 0
+    for item in InboxItem.objects.filter(status=ItemStatus.PENDING, deadline__lt=now)[:BATCH]:
+        try:
+            _close(item, {"status": ItemStatus.EXPIRED}, actor=None, kind=ActivityKind.WAIT_EXPIRED)
+            done += 1
+        except AppError:
+            continue  # decided meanwhile
+    orphaned = InboxItem.objects.filter(
+        status=ItemStatus.PENDING, run__status__in=FINAL_STATUSES
+    ).values_list("pk", flat=True)[:BATCH]
+    InboxItem.objects.filter(pk__in=list(orphaned), status=ItemStatus.PENDING).update(
+        status=ItemStatus.CANCELLED, decided_at=now
+    )
+    return done
+
+
+def _close(item: InboxItem, fields: dict[str, Any], *, actor: Any, kind: str) -> InboxItem:
+    with transaction.atomic():
+        # The run's row first (as every resume does), then the item: no lock-order deadlock.
+        run = Run.objects.select_for_update().get(pk=item.run_id)
+        if run.status in FINAL_STATUSES:  # the turn was stopped: nothing waits any more
+            fields = {"status": ItemStatus.CANCELLED, "decided_at": timezone.now()}
+        updated = InboxItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(**fields)
+        item.refresh_from_db()
+        if updated and run.status not in FINAL_STATUSES:
+            activity_record(
+                kind=kind,
+                run=run,
+                actor=actor,
+                summary=_summary(item),
+                data={"item_id": str(item.id), "status": item.status, "note": item.note},
+            )
+            inbox_notify(item, "inbox.item_decided")
+            session_notify(item, "run.resumed")
+            run_resume_if_ready(run_id=item.run_id)
+            return item
+    if updated:  # closed because the run had ended
+        inbox_notify(item, "inbox.item_decided")
+        raise AppError(
+            "already_decided",
+            "The agent no longer waits for this request (its turn ended).",
+            details={"status": item.status},
+            status=409,
+        )
+    by = f" by {item.decided_by.get_username()}" if item.decided_by_id else ""
+    raise AppError(
+        "already_decided",
+        f"This request was already {item.status}{by}.",
+        details={"status": item.status},
+        status=409,
+    )
+
+
+def _decision_fields(
+    item: InboxItem, decision: str, answer: str, note: str, arguments: Any
+) -> dict[str, Any]:
+    """The item's new fields for a decision; AppError `invalid` naming what does not fit."""
+    if decision not in Decision.values:
+        raise _invalid("decision", "Decide approve, modify or reject.")
+    answer, note = _text(answer, "answer"), _text(note, "note")
+    if decision == Decision.REJECT:
+        return {"status": ItemStatus.REJECTED, "note": note}
+    if item.kind == ItemKind.QUESTION:
+        if decision == Decision.MODIFY:
+            raise _invalid("decision", "A question is answered with approve and an answer.")
+        if not answer.strip():
+            raise _invalid("answer", "Give the answer to the question.")
+        if arguments is not None:
+            raise _invalid("arguments", "A question takes an answer, not arguments.")
+        return {"status": ItemStatus.ANSWERED, "answer": answer.strip(), "note": note}
+    if answer:
+        raise _invalid("answer", "A tool approval takes no answer; use note for a remark.")
+    if decision == Decision.APPROVE:
+        if arguments is not None:
+            raise _invalid("arguments", "To change the arguments, decide modify.")
+        return {"status": ItemStatus.APPROVED, "note": note, "final_arguments": item.arguments}
+    if not isinstance(arguments, dict):
+        raise _invalid("arguments", "modify needs the tool's new arguments as an object.")
+    registered = get_tool(item.tool)
+    if registered is not None:
+        problems = sorted(registered.validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if problems:
+            text = "; ".join(
+                f"{'/'.join(map(str, p.path)) or '(arguments)'}: {p.message}" for p in problems[:5]
+            )
+            raise _invalid("arguments", f"The arguments do not fit {item.tool}: {text}")
+    return {"status": ItemStatus.MODIFIED, "note": note, "final_arguments": arguments}
+
+
+def _text(value: Any, field: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _invalid(field, "Must be a string.")
+    if "\x00" in value:
+        raise _invalid(field, "Contains a NUL character.")
+    if len(value) > settings.HUMANS_ANSWER_MAX_CHARS:
+        raise _invalid(field, f"At most {settings.HUMANS_ANSWER_MAX_CHARS} characters.")
+    return value
+
+
+def _invalid(field: str, message: str) -> AppError:
+    return AppError("invalid", message, details={field: message})
+
+
+def _decided_kind(item: InboxItem) -> str:
+    if item.kind == ItemKind.QUESTION:
+        return ActivityKind.ESCALATION_DECIDED
+    return ActivityKind.APPROVAL_DECIDED
+
+
+def _summary(item: InboxItem) -> str:
+    who = item.decided_by.get_username() if item.decided_by_id else "nobody"
+    what = item.tool or f"“{item.question[:120]}”"
+    audience = "the user" if item.audience == Audience.USER else "staff"
+    return f"{what} ({item.agent_display_name}, asked of {audience}): {item.status} by {who}"

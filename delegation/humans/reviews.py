@@ -1,0 +1,194 @@
+"""The review queue: a turn whose answer needs review is queued with its question, issues and
+citations; a reviewer marks it correct, wrong, or fixed (the corrected answer is sent to the
+user's chat as a follow-up from "Reviewer")."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from chat.events import emit, envelope
+from chat.models import ChatSession, MessageRole, MessageStatus
+from chat.services import message_upsert
+from config.errors import AppError
+from delegation.emitter import RunEmitter
+from delegation.humans.activity import activity_record
+from delegation.humans.fallback import RESTARTS
+from delegation.humans.models import ActivityKind, Review, ReviewStatus
+from delegation.humans.validation import is_low
+from delegation.models import Run
+
+QUALITY_TAG = {
+    "kind": "reviewer",
+    "name": "quality",
+    "display_name": "Quality check",
+    "depth": 0,
+    "path": [],
+}
+REVIEWER_TAG = {
+    "kind": "reviewer",
+    "name": "reviewer",
+    "display_name": "Reviewer",
+    "depth": 0,
+    "path": [],
+}
+
+
+def turn_assess(*, run: Run, emitter: RunEmitter, message_id: uuid.UUID, answer: str) -> None:
+    """Rate the turn's answer from the checks of the answers it relies on: `high`, `low`
+    (a check failed or was unsure: the answer is queued for review and the user told), or
+    "" when nothing was checked. Sets `run.confidence` and `run.needs_review`."""
+    checks = [(run.agent_config["name"], run.validation)] if run.validation else []
+    below = Run.objects.filter(root_id=run.id, validation__isnull=False).only(
+        "validation", "agent_config", "status"
+    )
+    for expert in below:
+        if (expert.validation or {}).get("outcome") not in RESTARTS:
+            checks.append((expert.agent_config["name"], expert.validation))
+    if not checks:
+        return
+    low = [(name, check) for name, check in checks if is_low(check)]
+    run.confidence = "low" if low else "high"
+    run.needs_review = bool(low)
+    issues = [f"{name}: {check.get('issue') or 'low confidence'}" for name, check in low]
+    review = _review_create(run, message_id, answer, low, issues) if low else None
+    emitter.emit(
+        "message.assessed",
+        message_id,
+        confidence=run.confidence,
+        needs_review=run.needs_review,
+        issues=issues,
+        review_id=str(review.id) if review else None,
+    )
+    if review is not None:
+        _note(
+            run,
+            "Low confidence: this answer relies on an answer that could not be "
+            f"verified ({'; '.join(issues)}). A reviewer will check it; a correction, if "
+            "needed, will appear here.",
+        )
+
+
+def _review_create(
+    run: Run, message_id: uuid.UUID, answer: str, low: list, issues: list[str]
+) -> Review:
+    """The queue entry (once per turn, so a redelivered step adds none)."""
+    flagged = low[0][0]
+    group = run.agent_config.get("human_group", "")
+    for expert in Run.objects.filter(root_id=run.id, agent_config__name=flagged)[:1]:
+        group = expert.agent_config.get("human_group", "") or group
+    review, _ = Review.objects.get_or_create(
+        run=run,
+        defaults={
+            "session_id": run.session_id,
+            "user_id": run.user_id,
+            "message_id": message_id,
+            "agent_name": flagged,
+            "group": group,
+            "question": run.task,
+            "answer": answer,
+            "issue": "\n".join(issues),
+            "citations": run.citations or [],
+        },
+    )
+    return review
+
+
+def _note(run: Run, text: str) -> None:
+    """A short message in the chat from the quality check (saved, so a replay shows it)."""
+    _message(run, uuid.uuid5(run.id, "quality-note"), QUALITY_TAG, text)
+
+
+def _message(run: Run, message_id: uuid.UUID, tag: dict[str, Any], text: str) -> None:
+    message_upsert(
+        message_id=message_id,
+        session_id=run.session_id,
+        role=MessageRole.AGENT,
+        run_id=run.id,
+        agent=tag,
+        status=MessageStatus.COMPLETED,
+        content=text,
+    )
+    for type, data in (
+        ("message.started", {"model": ""}),
+        (
+            "message.completed",
+            {"text": text, "status": "completed", "usage": {}, "model": "", "citations": []},
+        ),
+    ):
+        emit(
+            envelope(
+                type,
+                session_id=run.session_id,
+                run_id=run.id,
+                message_id=message_id,
+                agent=tag,
+                data=data,
+            )
+        )
+
+
+def review_decide(
+    *, review: Review, user: Any, status: str, note: str = "", corrected_answer: str = ""
+) -> Review:
+    """Mark a review correct, wrong (with a note) or fixed (with the corrected answer, sent to
+    the user's chat from "Reviewer"); the first review wins, a later one is `already_decided`."""
+    note, corrected = _text(note, "note"), _text(corrected_answer, "corrected_answer")
+    if status not in (ReviewStatus.CORRECT, ReviewStatus.WRONG, ReviewStatus.FIXED):
+        raise _invalid("status", "Mark the answer correct, wrong or fixed.")
+    if status == ReviewStatus.WRONG and not note.strip():
+        raise _invalid("note", "Say what is wrong.")
+    if status == ReviewStatus.FIXED and not corrected.strip():
+        raise _invalid("corrected_answer", "Give the corrected answer to send to the user.")
+    followup = uuid.uuid5(review.id, "followup") if status == ReviewStatus.FIXED else None
+    with transaction.atomic():
+        updated = Review.objects.filter(pk=review.pk, status=ReviewStatus.PENDING).update(
+            status=status,
+            note=note.strip(),
+            corrected_answer=corrected.strip(),
+            reviewed_by=user,
+            reviewed_at=timezone.now(),
+            followup_message_id=followup,
+        )
+        review.refresh_from_db()
+        if not updated:
+            raise AppError(
+                "already_decided",
+                f"This answer was already marked {review.status}.",
+                details={"status": review.status},
+                status=409,
+            )
+        run = review.run
+        if followup is not None:
+            _message(run, followup, REVIEWER_TAG, review.corrected_answer)
+            ChatSession.objects.filter(pk=review.session_id).update(updated_at=timezone.now())
+        activity_record(
+            kind=ActivityKind.REVIEW_DECIDED,
+            run=run,
+            agent_name=review.agent_name,
+            actor=user,
+            summary=f"Review of {review.agent_name}'s answer: {status}"
+            + (f" ({review.note})" if review.note else ""),
+            data={"review_id": str(review.id), "status": status},
+        )
+    return review
+
+
+def _text(value: Any, field: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _invalid(field, "Must be a string.")
+    if "\x00" in value:
+        raise _invalid(field, "Contains a NUL character.")
+    if len(value) > settings.CHAT_MAX_MESSAGE_CHARS:
+        raise _invalid(field, f"At most {settings.CHAT_MAX_MESSAGE_CHARS} characters.")
+    return value
+
+
+def _invalid(field: str, message: str) -> AppError:
+    return AppError("invalid", message, details={field: message})

@@ -1,0 +1,275 @@
+"""A run's calls that wait for a person: `ask_human`, `ask_user`, and tools that need approval.
+
+The call becomes an inbox item and the run waits (`waiting_human`) without a worker. When the
+run resumes, the call's result comes from the item, as a delegate call's comes from its child;
+an approved tool runs exactly once, inside the transaction that marks the item executed.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agents.registry import Tool, ToolContext, ToolResult, execute
+from chat.models import MessageRole, MessageStatus
+from chat.services import message_upsert
+from delegation.emitter import RunEmitter
+from delegation.humans.activity import activity_record
+from delegation.humans.models import ActivityKind, Audience, InboxItem, ItemKind, ItemStatus
+from delegation.humans.notify import inbox_notify, session_notify
+from delegation.humans.selectors import human_info, waiting_for
+from delegation.humans.tools import ASK_USER, QUESTION_TOOLS
+from delegation.models import Run
+
+
+def needs_person(run: Run, name: str, tools: dict[str, Tool]) -> bool:
+    """Whether this call waits for a person: a question tool, or a tool the agent may use
+    only with a staff member's approval (the ticked ones; none ticked: every tool that
+    changes data)."""
+    registered = tools.get(name)
+    if registered is None:
+        return False
+    if name in QUESTION_TOOLS:
+        return True
+    config = run.agent_config
+    if not config.get("require_approval"):
+        return False
+    keys = config.get("approval_tool_keys") or []
+    return name in keys if keys else registered.side_effect
+
+
+def arguments_problem(registered: Tool, raw: str) -> bool:
+    """Whether the arguments are unusable (they are then refused at once, as any bad call, and
+    nobody is asked to approve them)."""
+    try:
+        arguments = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return True
+    return not isinstance(arguments, dict) or any(registered.validator.iter_errors(arguments))
+
+
+def human_call(
+    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID, tools: dict
+) -> str | None:
+    """The call's result content once a person decided (or the wait ended); None while the
+    run must wait (the first time, the item is created and announced)."""
+    item = InboxItem.objects.filter(run=run, tool_call_id=call["id"]).first()
+    if item is None:
+        _ask(run, emitter, call, message_id)
+        return None
+    if item.is_pending:
+        return None
+    item.run = run
+    content = approval_execute(item=item, run=run, tools=tools) if _runs_tool(item) else None
+    content = content or outcome_content(item)
+    _report(run, emitter, call, message_id, item, content)
+    return content
+
+
+def _ask(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID) -> None:
+    """Create the item, push the deadlines of the run and its callers by the wait, and tell
+    the session (the tool message shows who it waits for) and the staff inbox."""
+    config = run.agent_config
+    name = call["function"]["name"]
+    arguments = json.loads(call["function"]["arguments"] or "{}")
+    question = name in QUESTION_TOOLS
+    wait = timedelta(seconds=config.get("human_sla_seconds") or settings.HUMANS_SLA_SECONDS)
+    with transaction.atomic():
+        item = InboxItem.objects.create(
+            run=run,
+            tool_call_id=call["id"],
+            message_id=message_id,
+            kind=ItemKind.QUESTION if question else ItemKind.TOOL_APPROVAL,
+            audience=Audience.USER if name == ASK_USER else Audience.STAFF,
+            user_id=run.user_id,
+            agent_name=config["name"],
+            agent_display_name=config["display_name"],
+            path=list(run.path),
+            question=arguments.get("question", "") if question else "",
+            options=arguments.get("options", []) if question else [],
+            urgency=arguments.get("urgency", "normal") if question else "normal",
+            tool="" if question else name,
+            arguments=None if question else arguments,
+            group=config.get("human_group", "") if name != ASK_USER else "",
+            deadline=timezone.now() + wait,
+        )
+        # The wait does not count against the time limits of the run and of its callers.
+        Run.objects.filter(pk__in=[run.id, *_callers(run)]).update(deadline=F("deadline") + wait)
+        run.deadline += wait
+        shown = {"call_id": call["id"], "name": name, "arguments": arguments}
+        message_upsert(
+            message_id=message_id,
+            session_id=run.session_id,
+            role=MessageRole.TOOL,
+            run_id=run.id,
+            agent=emitter.tag,
+            status=MessageStatus.STREAMING,
+            tool={**shown, "human": human_info(item)},
+        )
+        emitter.emit("tool.called", message_id, **shown, human=human_info(item))
+        session_notify(item, "run.waiting")
+        inbox_notify(item, "inbox.new_item")
+        what = f"asked {waiting_for(item)}: {item.question}" if question else f"asks to run {name}"
+        activity_record(
+            kind=ActivityKind.ESCALATION_RAISED if question else ActivityKind.APPROVAL_REQUESTED,
+            run=run,
+            summary=f"{config['display_name']} {what}",
+            data={"item_id": str(item.id), "tool": name, "arguments": arguments},
+        )
+
+
+def _callers(run: Run) -> list[Any]:
+    """The ids of the runs above this one, up to the root."""
+    ids, parent_id = [], run.parent_id
+    while parent_id is not None:
+        ids.append(parent_id)
+        parent_id = Run.objects.filter(pk=parent_id).values_list("parent_id", flat=True).first()
+    return ids
+
+
+def _runs_tool(item: InboxItem) -> bool:
+    return item.kind == ItemKind.TOOL_APPROVAL and item.status in (
+        ItemStatus.APPROVED,
+        ItemStatus.MODIFIED,
+    )
+
+
+def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> str:
+    """Run an approved tool once: under the item's row lock, in the transaction that marks it
+    executed and stores the result. A second resume (a redelivery, a worker that took over
+    after a crash) finds it executed and gets the stored result; a crash before the commit
+    rolls the tool's writes back with the mark."""
+    with transaction.atomic():
+        locked = InboxItem.objects.select_for_update().get(pk=item.pk)
+        if locked.executed_at is not None:
+            item.result, item.executed_at = locked.result, locked.executed_at
+            return locked.result
+        registered = tools.get(locked.tool)
+        if registered is None:
+            result = ToolResult(
+                False,
+                error_code="unknown_tool",
+                error=f"The tool {locked.tool!r} is no longer available to this agent.",
+            )
+        else:
+            arguments = (
+                locked.final_arguments if locked.final_arguments is not None else locked.arguments
+            )
+            context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
+            with transaction.atomic():  # a savepoint: a tool that fails leaves nothing behind
+                result = execute(registered, context, json.dumps(arguments))
+                if not result.ok:
+                    transaction.set_rollback(True)
+        locked.executed_at = timezone.now()
+        locked.result = result.as_content()
+        locked.save(update_fields=["executed_at", "result"])
+        activity_record(
+            kind=ActivityKind.TOOL_EXECUTED,
+            run=run,
+            summary=f"{locked.tool} ran after approval: {'ok' if result.ok else result.error}",
+            data={"item_id": str(locked.id), "ok": result.ok},
+        )
+    item.result, item.executed_at = locked.result, locked.executed_at
+    return locked.result
+
+
+# What the model reads when no tool ran or a question ended without an answer.
+_ENDINGS = {
+    ItemStatus.REJECTED: "human_declined",
+    ItemStatus.EXPIRED: "human_no_answer",
+    ItemStatus.CANCELLED: "human_cancelled",
+}
+
+
+def outcome_content(item: InboxItem) -> str:
+    """The tool result content of a decided question, or of an approval whose tool did not run."""
+    who = (
+        (item.decided_by.get_full_name() or item.decided_by.get_username())
+        if item.decided_by_id
+        else ""
+    )
+    if item.status == ItemStatus.ANSWERED:
+        said = f"{who or 'A person'} answered: {item.answer}"
+        body: dict[str, Any] = {
+            "ok": True,
+            "result": {
+                "status": "answered",
+                "answer": item.answer,
+                "answered_by": who,
+                "message": said,
+            },
+        }
+        return json.dumps(body, ensure_ascii=False)
+    note = f" ({item.note})" if item.note else ""
+    approval = item.kind == ItemKind.TOOL_APPROVAL
+    messages = {
+        ItemStatus.REJECTED: (
+            f"{who or 'A staff member'} rejected this call; the tool did not run{note}."
+            if approval
+            else f"{who or 'The person asked'} declined to answer{note}."
+        ),
+        ItemStatus.EXPIRED: "No answer from a human before the deadline"
+        + ("; the tool did not run." if approval else "."),
+        ItemStatus.CANCELLED: "The user cancelled the wait"
+        + ("; the tool did not run." if approval else "."),
+    }
+    code = (
+        "tool_rejected"
+        if approval and item.status == ItemStatus.REJECTED
+        else _ENDINGS[item.status]
+    )
+    body = {"ok": False, "error": {"code": code, "message": messages[item.status]}}
+    return json.dumps(body, ensure_ascii=False)
+
+
+def _report(
+    run: Run,
+    emitter: RunEmitter,
+    call: dict[str, Any],
+    message_id: uuid.UUID,
+    item: InboxItem,
+    content: str,
+) -> None:
+    """Complete the call's tool message with its result and emit `tool.result`."""
+    try:
+        body = json.loads(content)
+    except json.JSONDecodeError:
+        body = {"ok": True, "result": content}
+    outcome = (
+        {"ok": True, "result": body.get("result", body.get("text"))}
+        if body.get("ok")
+        else {"ok": False, "error": body.get("error") or {"code": "tool_failed", "message": ""}}
+    )
+    name = call["function"]["name"]
+    shown = {
+        "call_id": call["id"],
+        "name": name,
+        "arguments": _loads(call["function"]["arguments"]),
+    }
+    if item.final_arguments is not None:
+        shown["arguments"] = item.final_arguments
+    human = human_info(item)
+    message_upsert(
+        message_id=message_id,
+        session_id=run.session_id,
+        role=MessageRole.TOOL,
+        run_id=run.id,
+        agent=emitter.tag,
+        status=MessageStatus.COMPLETED,
+        tool={**shown, **outcome, "human": human},
+    )
+    emitter.emit("tool.result", message_id, **shown, **outcome, human=human)
+
+
+def _loads(raw: str) -> Any:
+    try:
+        return json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return raw
