@@ -1,6 +1,7 @@
 // The chat page: wires the socket (docs/protocol.md), the transcript, the sidebar and the
 // composer together. Everything shown comes from events; the saved snapshot is the truth.
 
+import { PassageDialog } from "./citations.js";
 import { Transcript } from "./render.js";
 import { Sidebar } from "./sessions.js";
 import { ChatSocket } from "./socket.js";
@@ -34,8 +35,10 @@ const state = {
   stopRequested: null, // a run to stop once the socket is back
 };
 
+const passage = new PassageDialog($("passage"));
 const transcript = new Transcript($("transcript"), {
   announce,
+  cite: (citation, answer, opener) => passage.open(citation, answer, opener),
   changed: () => {
     const empty = transcript.isEmpty() && !(state.sessionId && state.sessionKnown);
     $("empty").hidden = !empty;

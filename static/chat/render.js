@@ -2,6 +2,7 @@
 // expert's messages live in a collapsible panel inside its caller's thread). Live events and the
 // saved snapshot go through the same functions, so a reload shows what the live stream showed.
 
+import { renderCitations } from "./citations.js";
 import { loadedImage, safeUrl } from "./markdown.js";
 import { MarkdownStream } from "./markdown-stream.js";
 
@@ -167,6 +168,7 @@ export class Transcript {
     this.setModel(node, m.model);
     node.text = m.content || "";
     node.status = m.status;
+    node.citations = m.citations || [];
     this.paint(node);
   }
 
@@ -193,6 +195,7 @@ export class Transcript {
     const node = this.textNode(ev.message_id, "agent", ev.run_id, ev.agent);
     node.status = ev.data.status || "completed";
     node.text = finalText(node.text, ev.data.text, node.status);
+    node.citations = ev.data.citations || [];
     this.setModel(node, ev.data.model); // a page that missed message.started still labels it
     this.stick(() => this.paint(node));
     if (ev.agent?.depth === 0 && node.status === "completed") {
@@ -330,6 +333,7 @@ export class Transcript {
       node.stopped ??= el("p", "stopped", "Stopped.");
       node.body.append(node.stopped);
     }
+    renderCitations(node);
   }
 
   /** A user message shown before the server stored it. */
@@ -462,6 +466,14 @@ export class Transcript {
   // ---- clicks inside messages ---------------------------------------------------------
 
   onClick(e) {
+    const cite = e.target.closest(".cite-chip, .cite-ref");
+    if (cite) {
+      e.preventDefault();
+      const node = this.nodes.get(cite.closest(".msg")?.dataset.messageId);
+      const citation = node?.citations?.find((c) => String(c.ref) === cite.dataset.ref);
+      if (citation) this.hooks.cite?.(citation, node.text, cite);
+      return;
+    }
     const copy = e.target.closest("button.copy");
     if (copy) {
       const code = copy.closest(".code-block")?.querySelector("code");

@@ -303,6 +303,24 @@ def screenshot(page: object, name: str) -> None:
     page.screenshot(path=str(folder / f"{name}.png"))
 
 
+def screenshots(page: Any, name: str) -> None:
+    """Four screenshots of the page as it is: light and dark, desktop and a 390 px phone
+    (`<name>-light.png`, `-dark`, `-phone-light`, `-phone-dark`); the viewport and colour scheme
+    are put back afterwards."""
+    size = page.viewport_size
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        screenshot(page, f"{name}-{scheme}")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(300)  # the sidebar slides out of view as the layout changes
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        screenshot(page, f"{name}-phone-{scheme}")
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size(size)
+    page.wait_for_timeout(300)
+
+
 class AsgiServer:
     """A daphne process on a fixed port that a test can kill (as a crash would) and start
     again; the environment adds `env` (e.g. the fake OpenAI server's URL). Without REDIS_URL in
