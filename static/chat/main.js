@@ -172,7 +172,7 @@ function resync() {
 
 const handlers = {
   "session.snapshot": (ev) => {
-    transcript.loadSnapshot(ev.data.messages || []);
+    transcript.loadSnapshot(ev.data.messages || [], ev.data.modes || {});
     for (const frame of socket.unacknowledged.values()) {
       if (frame.session_id === state.sessionId && !transcript.has(frame.message_id)) {
         transcript.pendingUser(frame.message_id, frame.text);

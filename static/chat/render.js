@@ -3,6 +3,7 @@
 // saved snapshot go through the same functions, so a reload shows what the live stream showed.
 
 import { renderCitations } from "./citations.js";
+import { gettext } from "./i18n.js";
 import { loadedImage, safeUrl } from "./markdown.js";
 import { MarkdownStream } from "./markdown-stream.js";
 
@@ -13,6 +14,22 @@ const STATUS_WORDS = {
   timed_out: "timed out",
   refused: "refused",
   cancelled: "cancelled",
+};
+
+// The routing modes of docs/routing.md, as the answer's badge shows them.
+const MODES = {
+  GUIDE: {
+    label: gettext("Guide"),
+    about: gettext("Guide mode: orients you and suggests next questions."),
+  },
+  CHAT: {
+    label: gettext("Chat"),
+    about: gettext("Chat mode: explains from the knowledge base, with sources."),
+  },
+  STRICT: {
+    label: gettext("Strict"),
+    about: gettext("Strict mode: only what the documents say, every fact cited."),
+  },
 };
 
 function el(tag, className, text) {
@@ -100,6 +117,7 @@ export class Transcript {
     this.panels = new Map(); // expert run id -> delegation node
     this.loadedImages = new Set(); // image URLs the user chose to load
     this.userToggled = new Map(); // expert run id / tool message id -> open (the user's choice)
+    this.modes = new Map(); // root run id -> the routing mode of its turn (GUIDE, CHAT, STRICT)
     root.addEventListener("click", (e) => this.onClick(e));
     setInterval(() => this.tick(), 250);
   }
@@ -108,6 +126,7 @@ export class Transcript {
 
   clear() {
     this.root.replaceChildren();
+    this.modes.clear();
     this.nodes.clear();
     this.threads.clear();
     this.panels.clear();
@@ -116,7 +135,7 @@ export class Transcript {
 
   /** Replace the view with a snapshot's messages (text streamed beyond the saved partial text
    * is kept: later deltas continue from it by offset). */
-  loadSnapshot(messages) {
+  loadSnapshot(messages, modes = {}) {
     const before = new Map([...this.nodes].map(([id, node]) => [id, node.text]));
     this.stick(() => {
       this.clear();
@@ -127,6 +146,7 @@ export class Transcript {
         const keep = further && ["streaming", "cancelled"].includes(message.status);
         this.addStored(keep ? { ...message, content: seen } : message);
       }
+      for (const [runId, mode] of Object.entries(modes || {})) this.setMode(runId, mode);
     });
   }
 
@@ -230,8 +250,10 @@ export class Transcript {
     this.finishDelegation(node, ev.data.status, ev.data.error?.message || null);
   }
 
-  /** A run ended: an expert whose delegation.completed was lost still gets its status. */
+  /** A run ended: an expert whose delegation.completed was lost still gets its status; the
+   * entry agent's run says which mode routing chose for the turn. */
   runCompleted(ev) {
+    if (ev.agent?.depth === 0 && ev.data.mode) this.setMode(ev.run_id, ev.data.mode);
     const panel = this.panels.get(ev.run_id);
     if (panel && panel.status === "running") {
       this.finishDelegation(panel, ev.data.status, ev.data.error?.message || null);
@@ -244,6 +266,25 @@ export class Transcript {
         }
       }
     }
+  }
+
+  /** The turn's mode as a badge on its answer (the last text of the entry agent's run). */
+  setMode(runId, mode) {
+    if (!MODES[mode]) return;
+    this.modes.set(runId, mode);
+    const answers = [...this.nodes.values()].filter(
+      (n) => n.kind === "text" && n.runId === runId && n.agent?.depth === 0
+    );
+    answers.forEach((node, index) => {
+      node.modeBadge?.remove();
+      node.modeBadge = null;
+      if (index !== answers.length - 1) return;
+      const badge = el("span", "mode-badge", MODES[mode].label);
+      badge.dataset.mode = mode;
+      badge.title = MODES[mode].about;
+      node.header.append(badge);
+      node.modeBadge = badge;
+    });
   }
 
   finishDelegation(node, status, outcome) {
@@ -298,10 +339,12 @@ export class Transcript {
       article.dataset.agent = agent.name;
       article.dataset.depth = agent.depth;
     }
-    const header = el("header", null, agent ? agent.display_name : "You");
+    const header = el("header");
+    const who = el("span", "who", agent ? agent.display_name : "You");
+    header.append(who);
     const body = el("div", "body");
     article.append(header, body);
-    node = { kind: "text", id, role, runId, agent, el: article, header, body };
+    node = { kind: "text", id, role, runId, agent, el: article, header, who, body };
     Object.assign(node, { text: "", status: "streaming" });
     this.nodes.set(id, node);
     this.threadFor(runId, agent).append(article);
@@ -311,7 +354,7 @@ export class Transcript {
   setModel(node, model) {
     if (!model || node.model) return node;
     node.model = model;
-    if (model === "offline") node.header.textContent += " · offline model";
+    if (model === "offline") node.who.textContent += " · offline model";
     else node.header.title = `Model: ${model}`;
     return node;
   }
