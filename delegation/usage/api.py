@@ -23,7 +23,8 @@ from delegation.usage.serializers import (
 
 
 def _query(serializer_class: type[Serializer], request: Request) -> dict[str, Any]:
-    query = serializer_class(data=request.query_params)
+    # A plain dict, not the QueryDict: DRF reads `?to=` in a QueryDict as "not given".
+    query = serializer_class(data=request.query_params.dict())
     query.is_valid(raise_exception=True)
     return dict(query.validated_data)
 

@@ -120,6 +120,7 @@ def test_everyones_usage_is_for_staff_only(ledger, api, client):
         ("/api/v1/usage/mine/", {"group_by": "user"}, "group_by"),
         ("/api/v1/usage/", {"from": "yesterday"}, "from"),
         ("/api/v1/usage/", {"to": "2026-02-30"}, "to"),
+        ("/api/v1/usage/", {"to": ""}, "to"),
         ("/api/v1/usage/", {"from": "2026-03-02", "to": "2026-03-01"}, "from"),
         ("/api/v1/usage/", {"from": "2024-01-01", "to": "2026-01-01"}, "from"),
         ("/api/v1/usage/turns/", {"limit": "0"}, "limit"),
