@@ -15,8 +15,12 @@ from django.utils.html import format_html
 from agents.forms import STALE_LABEL, AgentForm
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision
 from agents.selectors import agent_revisions, revision_diff
-from agents.services import agent_revision_restore, agent_save
+from agents.services import PublishHeld, agent_revision_restore, agent_save
 from agents.validation import stale_tool_keys
+from delegation.evals.gate import draft_apply
+from delegation.evals.models import AgentDraft, DraftStatus, PublishRecord
+
+HELD = "_publish_held"  # the request attribute holding a save the publish gate held
 
 
 @admin.register(Agent)
@@ -103,16 +107,52 @@ class AgentAdmin(admin.ModelAdmin):
             )
         return super().change_view(request, object_id, form_url, extra_context)
 
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        """The agent; on GET with ?draft=<id>, with that held draft's values (to fix it)."""
+        agent = super().get_object(request, object_id, from_field)
+        draft_id = request.GET.get("draft", "")
+        if agent is None or request.method != "GET" or not draft_id.isdigit():
+            return agent
+        draft = AgentDraft.objects.filter(pk=draft_id, agent=agent).first()
+        if draft is None or draft.status not in (DraftStatus.EVALUATING, DraftStatus.HELD):
+            return agent
+        messages.info(
+            request,
+            f"Editing the held draft (from v{draft.base_version}): saving "
+            "runs its eval suites again.",
+        )
+        return draft_apply(agent=agent, draft=draft)
+
     def save_model(self, request: HttpRequest, obj: Agent, form: Any, change: bool) -> None:
-        """Save through agent_save: entry flag, sub-agents, version and revision, all or nothing."""
+        """Save through agent_save: entry flag, sub-agents, version and revision, all or
+        nothing; a save a publish gate holds is kept as a draft (shown next)."""
         data = {f: form.cleaned_data[f] for f in AGENT_EDITABLE_FIELDS if f in form.cleaned_data}
         changed = ", ".join(form.changed_data) if change else "created"
-        agent_save(agent=obj, data=data, user=request.user, comment=f"Admin: {changed}")
+        try:
+            agent_save(agent=obj, data=data, user=request.user, comment=f"Admin: {changed}")
+        except PublishHeld as held:
+            setattr(request, HELD, held)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         """Sub-agents were saved with the agent by agent_save; only inline formsets are left."""
+        if hasattr(request, HELD):
+            return
         for formset in formsets:
             self.save_formset(request, form, formset, change=change)
+
+    def log_change(self, request: HttpRequest, obj: Any, message: Any) -> Any:
+        """A held save changed nothing yet: no history entry."""
+        if not hasattr(request, HELD):
+            return super().log_change(request, obj, message)
+        return None
+
+    def response_change(self, request: HttpRequest, obj: Agent) -> HttpResponse:
+        """A held save goes to its draft's page (the suites' progress, then the decision)."""
+        held = getattr(request, HELD, None)
+        if held is None:
+            return super().response_change(request, obj)
+        messages.warning(request, held.message)
+        return HttpResponseRedirect(_draft_url(held))
 
     def get_urls(self) -> list[Any]:
         """Adds the revisions page and the restore action."""
@@ -158,6 +198,9 @@ class AgentAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(reverse("admin:agents_agent_revisions", args=[agent_id]))
         try:
             new = agent_revision_restore(revision=revision, user=request.user)
+        except PublishHeld as held:
+            messages.warning(request, held.message)
+            return HttpResponseRedirect(_draft_url(held))
         except ValidationError as exc:
             problems = "; ".join(f"{field}: {' '.join(m)}" for field, m in exc.message_dict.items())
             messages.error(request, f"Version {version} cannot be restored: {problems}")
@@ -166,13 +209,37 @@ class AgentAdmin(admin.ModelAdmin):
         return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[agent_id]))
 
 
+def _draft_url(held: PublishHeld) -> str:
+    return reverse("admin:evals_agentdraft_change", args=[held.details["draft_id"]])
+
+
 @admin.register(AgentRevision)
 class AgentRevisionAdmin(admin.ModelAdmin):
-    """Read-only list of every stored revision."""
+    """Read-only list of every stored revision, with the evals it was published with."""
 
-    list_display = ["agent", "version", "comment", "created_by", "created_at"]
+    list_display = ["agent", "version", "comment", "evals", "created_by", "created_at"]
     list_filter = ["agent"]
-    readonly_fields = ["agent", "version", "snapshot", "comment", "created_by", "created_at"]
+    readonly_fields = [
+        "agent",
+        "version",
+        "snapshot",
+        "comment",
+        "evals",
+        "created_by",
+        "created_at",
+    ]
+
+    @admin.display(description="evals")
+    def evals(self, obj: AgentRevision) -> str:
+        """The eval result a gated publish recorded (blank: no gate applied)."""
+        record = PublishRecord.objects.filter(revision=obj).first()
+        if record is None:
+            return ""
+        suites = "; ".join(
+            f"{s['suite']} {s['passed']}/{s['total']}" for s in record.result.get("suites", [])
+        )
+        verdict = "passed" if record.passed else "published anyway" if record.override else "—"
+        return f"{verdict}: {suites}"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         """Revisions are made by saving agents."""

@@ -97,7 +97,7 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "display_name": "Task expert",
         "description": "Adds, finds, changes, finishes and removes the user's tasks (to-dos "
         "with a date, a time or a part of the day).",
-        "tags": ["task", "tasks", "todo", "to-do", "任务", "待办"],
+        "tags": ["task", "tasks", "todo", "to-do", "任务", "待办", "完成"],
         "system_prompt": (
             "You manage the user's tasks with your tools. Pass dates as YYYY-MM-DD or words "
             "(today, tomorrow, saturday, 周末) and times as HH:MM; the tools read them in the "
@@ -110,7 +110,7 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "name": "calendar",
         "display_name": "Calendar expert",
         "description": "Shows the user's day in order and finds free time slots.",
-        "tags": ["calendar", "schedule", "agenda", "free", "busy", "日程", "空闲"],
+        "tags": ["calendar", "schedule", "agenda", "free", "busy", "日程", "空闲", "有空"],
         "system_prompt": "You read the user's day with your tools and answer from their results.",
         "tool_keys": ["get_day_schedule", "find_free_slots"],
     },

@@ -20,6 +20,18 @@ from chat.api import (
 )
 from chat.sse import run_events, session_events
 from delegation.api import RunCancelView, RunDetailView
+from delegation.evals.api import (
+    DraftDetailView,
+    DraftDiscardView,
+    DraftPublishView,
+    EvalCaseDetailView,
+    EvalCaseListView,
+    EvalRunCancelView,
+    EvalRunDetailView,
+    EvalRunListView,
+    EvalSuiteDetailView,
+    EvalSuiteListView,
+)
 from delegation.routing.api import SessionMemoryView
 from delegation.usage.api import CostlyTurnsView, MyUsageView, UsageReportView
 
@@ -49,6 +61,26 @@ urlpatterns = [
     path("usage/mine/", MyUsageView.as_view(), name="usage-mine"),
     path("usage/turns/", CostlyTurnsView.as_view(), name="usage-turns"),
     path("tokens/<int:token_id>/", TokenDetailView.as_view(), name="token-detail"),
+    path("evals/suites/", EvalSuiteListView.as_view(), name="eval-suite-list"),
+    path("evals/suites/<int:suite_id>/", EvalSuiteDetailView.as_view(), name="eval-suite-detail"),
+    path("evals/suites/<int:suite_id>/cases/", EvalCaseListView.as_view(), name="eval-case-list"),
+    path("evals/suites/<int:suite_id>/runs/", EvalRunListView.as_view(), name="eval-run-list"),
+    path("evals/cases/<int:case_id>/", EvalCaseDetailView.as_view(), name="eval-case-detail"),
+    path("evals/runs/<uuid:eval_run_id>/", EvalRunDetailView.as_view(), name="eval-run-detail"),
+    path(
+        "evals/runs/<uuid:eval_run_id>/cancel/", EvalRunCancelView.as_view(), name="eval-run-cancel"
+    ),
+    path("evals/drafts/<int:draft_id>/", DraftDetailView.as_view(), name="eval-draft-detail"),
+    path(
+        "evals/drafts/<int:draft_id>/publish/",
+        DraftPublishView.as_view(),
+        name="eval-draft-publish",
+    ),
+    path(
+        "evals/drafts/<int:draft_id>/discard/",
+        DraftDiscardView.as_view(),
+        name="eval-draft-discard",
+    ),
 ]
 
 

@@ -427,3 +427,10 @@ EVALS_LEASE_SECONDS = env.int("EVALS_LEASE_SECONDS", default=300)  # a dead task
 EVALS_STALE_SECONDS = env.int("EVALS_STALE_SECONDS", default=60)  # a run nobody picked up: re-sent
 EVALS_SWEEP_SECONDS = env.float("EVALS_SWEEP_SECONDS", default=30.0)
 CELERY_BEAT_SCHEDULE["sweep-evals"] = {"task": "evals.sweep_runs", "schedule": EVALS_SWEEP_SECONDS}
+SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
+    {
+        "EvalRunStatusEnum": "delegation.evals.models.EvalRunStatus",
+        "EvalCaseStatusEnum": "delegation.evals.models.CaseStatus",
+        "AgentDraftStatusEnum": "delegation.evals.models.DraftStatus",
+    }
+)

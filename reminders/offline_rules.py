@@ -31,7 +31,7 @@ _SEGMENT = re.compile(
 _CREATE = re.compile(
     r"^\s*(?:please\s+)?(?:add|create|new|plan|schedule|put)\b(?:\s+(?:a|an|new|the))*"
     r"(?:\s+(?:task|todo|to-do))?\s*(?:to\b|:|-)?\s*"
-    r"|^\s*(?:请|請)?(?:添加|新建|新增|加个|加個|加一个|加一個|记一下|記一下|安排)(?:一个|一個)?(?:任务|任務|待办|待辦)?[:：]?\s*",
+    r"|^\s*(?:请|請)?(?:添加|新建|新增|创建|創建|加个|加個|加一个|加一個|记一下|記一下|安排)(?:一个|一個)?(?:任务|任務|待办|待辦)?[:：]?\s*",
     re.IGNORECASE,
 )
 _QUERY = re.compile(

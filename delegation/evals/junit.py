@@ -6,6 +6,7 @@ import json
 from xml.etree import ElementTree as ET
 
 from delegation.evals.models import CaseStatus, EvalCaseResult, EvalRun
+from delegation.usage.money import money_text
 
 
 def junit_xml(*, run: EvalRun, results: list[EvalCaseResult]) -> str:
@@ -76,7 +77,7 @@ def _outcome_line(outcome: dict[str, object]) -> str:
 def _evidence_text(result: EvalCaseResult) -> str:
     evidence = result.evidence or {}
     unjudged = [o for o in result.expectations or [] if o["status"] == "unavailable"]
-    cost = result.cost if result.cost is not None else "unknown"
+    cost = money_text(result.cost) if result.cost is not None else "unknown"
     lines = [
         f"message: {result.case_snapshot.get('message', '')}",
         f"experts: {', '.join(evidence.get('experts', [])) or 'none'}",

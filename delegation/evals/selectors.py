@@ -3,6 +3,8 @@ previous run), progress, and staff-checked fetches for the API."""
 
 from __future__ import annotations
 
+import difflib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,3 +138,22 @@ def run_progress(*, run: EvalRun) -> dict[str, Any]:
 def case_results_for_junit(*, run: EvalRun) -> list[EvalCaseResult]:
     """The run's results in order, for reports."""
     return list(run.results.order_by("position"))
+
+
+def draft_diff(*, draft: AgentDraft) -> str:
+    """A unified diff from the version the draft was edited from to the draft."""
+    base = draft.agent.revisions.filter(version=draft.base_version).first()
+
+    def lines(snapshot: dict[str, Any] | None) -> list[str]:
+        text = json.dumps(snapshot or {}, indent=2, sort_keys=True, ensure_ascii=False)
+        return text.splitlines()
+
+    return "\n".join(
+        difflib.unified_diff(
+            lines(base.snapshot if base else None),
+            lines(draft.data),
+            fromfile=f"v{draft.base_version}",
+            tofile="draft",
+            lineterm="",
+        )
+    )

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agents.demo import seed_demo_agents
 from agents.knowledge.demo import knowledge_seed_demo
 from agents.models import Agent
+from delegation.evals.demo import evals_seed_demo
 from delegation.routing.models import RoutingPolicy
 from delegation.routing.seeds import routing_seed
 
@@ -48,4 +49,9 @@ class Command(BaseCommand):
             routing_seed(name="site-assistant")
             self.stdout.write(
                 "Routing policies created: departments (the assistant's), site-assistant"
+            )
+        suites = evals_seed_demo()
+        if suites:
+            self.stdout.write(
+                f"Eval suites created: {', '.join(suites)} (manage.py run_evals NAME)"
             )
