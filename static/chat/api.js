@@ -52,3 +52,8 @@ export const sessionsApi = {
   rename: (id, title) => api("PATCH", `/api/v1/sessions/${encodeURIComponent(id)}/`, { title }),
   remove: (id) => api("DELETE", `/api/v1/sessions/${encodeURIComponent(id)}/`),
 };
+
+export const memoryApi = {
+  get: (id) => api("GET", `/api/v1/sessions/${encodeURIComponent(id)}/memory/`),
+  clear: (id) => api("DELETE", `/api/v1/sessions/${encodeURIComponent(id)}/memory/`),
+};

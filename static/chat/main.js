@@ -2,6 +2,7 @@
 // composer together. Everything shown comes from events; the saved snapshot is the truth.
 
 import { PassageDialog } from "./citations.js";
+import { MemoryPanel } from "./memory.js";
 import { Transcript } from "./render.js";
 import { Sidebar } from "./sessions.js";
 import { ChatSocket } from "./socket.js";
@@ -36,12 +37,17 @@ const state = {
 };
 
 const passage = new PassageDialog($("passage"));
+const memory = new MemoryPanel($("memory"), {
+  sessionId: () => (state.sessionKnown ? state.sessionId : null),
+  announce: (text) => announce(text),
+});
 const transcript = new Transcript($("transcript"), {
   announce,
   cite: (citation, answer, opener) => passage.open(citation, answer, opener),
   changed: () => {
     const empty = transcript.isEmpty() && !(state.sessionId && state.sessionKnown);
     $("empty").hidden = !empty;
+    $("open-memory").hidden = !(state.sessionId && state.sessionKnown);
     app.classList.toggle("is-empty", empty);
   },
 });
@@ -331,6 +337,7 @@ stopButton.addEventListener("click", () => {
   stopButton.disabled = true;
   stopButton.textContent = "Stopping…";
 });
+$("open-memory").addEventListener("click", (e) => memory.open(e.currentTarget));
 $("new-chat").addEventListener("click", () => {
   newChat();
   drawer.close();

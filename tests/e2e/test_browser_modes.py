@@ -49,3 +49,31 @@ def test_each_answer_shows_the_mode_routing_chose(routed_demo, start_asgi_server
     page.wait_for_selector("#transcript > .msg.agent .mode-badge")
     assert page.evaluate(BADGES) == live
     assert page.console_errors == []
+
+
+def test_the_user_sees_and_clears_what_routing_remembers(
+    routed_demo, start_asgi_server, browser_page
+):
+    server = start_asgi_server(OFFLINE_MODEL_DELAY_MS="5")
+    page = browser_page
+    sign_in_as(page, server.url)
+    assert not page.is_visible("#open-memory")  # a new chat remembers nothing yet
+    page.fill("#text", "How many days of sick leave do I get?")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#transcript > .msg.agent .mode-badge")
+    page.click("#open-memory")
+    dialog = page.locator("dialog#memory")
+    page.wait_for_selector("dialog#memory .memory-part")
+    text = dialog.inner_text()
+    assert dialog.locator(".memory-part p").first.inner_text() == "hr"
+    assert "sick leave" in dialog.locator(".memory-chips").first.inner_text()
+    assert "Leave policy" in text  # the document the answer cited
+    screenshots(page, "memory-panel")
+    dialog.locator("[data-forget]").click()
+    page.wait_for_selector("dialog#memory :text('Nothing is remembered for this chat.')")
+    assert not dialog.locator("[data-forget]").is_visible()
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.activeElement.id") == "open-memory"  # focus came back
+    page.click("#open-memory")  # read again from the server: really forgotten
+    page.wait_for_selector("dialog#memory :text('Nothing is remembered for this chat.')")
+    assert page.console_errors == []
