@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from delegation.usage.money import ZERO
 
@@ -87,10 +87,12 @@ def stacked_cost_chart(
         if day in stacks:
             stack = stacks[day]
             stack[series_of(agent)] = stack.get(series_of(agent), ZERO) + cost
-    top = nice_ceiling(max((sum(s.values(), ZERO) for s in stacks.values()), default=ZERO))
+    highest = max((sum(s.values(), ZERO) for s in stacks.values()), default=ZERO)
+    step = nice_ceiling(highest / 4)  # at most four round steps up the axis
+    top = step * max(1, (highest / step).to_integral_value(rounding=ROUND_CEILING))
     chart = Chart(legend=[(colour, name) for name, colour in series])
     chart.empty = not costs
-    _draw(chart, days, stacks, series, top, currency)
+    _draw(chart, days, stacks, series, top, step, currency)
     return chart
 
 
@@ -100,6 +102,7 @@ def _draw(
     stacks: dict[date, dict[str, Decimal]],
     series: list[tuple[str, str]],
     top: Decimal,
+    step: Decimal,
     currency: str,
 ) -> None:
     plot_height = chart.plot_bottom - TOP
@@ -118,8 +121,8 @@ def _draw(
             title = f"{day.isoformat()} · {name}: {cost.normalize():f} {currency}"
             bar = Bar(round(x, 2), round(base, 2), round(width, 2), round(height, 2), colour, title)
             chart.bars.append(bar)
-    for i in range(5):
-        value = top * i / 4
+    for i in range(int(top / step) + 1):
+        value = step * i
         label = f"{value.normalize():f} {currency}" if i else "0"
         chart.y_ticks.append(Tick(round(chart.plot_bottom - float(value) * scale, 2), label))
     every = max(1, len(days) // 8)

@@ -160,6 +160,7 @@ def usage_top_turns(*, start: date, end: date, limit: int = 10) -> list[CostlyTu
     """The costliest turns of the period, each with the cost of every run of its tree."""
     top = list(
         ledger(start=start, end=end)
+        .exclude(root_id=None)
         .values("root_id", "currency")
         .annotate(cost_sum=Sum("cost"), calls=Count("id"))
         .order_by("-cost_sum", "root_id")[:limit]

@@ -63,7 +63,7 @@ def test_the_dashboard_plots_cost_per_day_stacked_by_agent_without_script(ledger
     assert "script-src 'self'" in response["Content-Security-Policy"]
     for heading in ("Per day", "Per agent", "Per user", "Per session", "Costliest turns"):
         assert heading in page
-    assert "1.7500000000 USD" in page  # the period's total
+    assert "<strong>1.75 USD</strong>" in page  # the period's total
     assert "Models without a price" in page and "openai/llama-9" in page
 
 
