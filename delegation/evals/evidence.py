@@ -86,7 +86,7 @@ def _node(run: Run) -> dict[str, Any]:
         "run_id": str(run.pk),
         "agent": run.agent_config.get("name", ""),
         "display_name": run.agent_config.get("display_name", ""),
-        "model": run.agent_config.get("model", "") or run.agent_config.get("provider", ""),
+        "model": _model(run.agent_config),
         "depth": run.depth,
         "path": run.path,
         "status": run.status,
@@ -97,6 +97,13 @@ def _node(run: Run) -> dict[str, Any]:
         "answer": (run.answer or "")[:TEXT_CHARS],
         "error": run.error,
     }
+
+
+def _model(config: dict[str, Any]) -> str:
+    """Which model answered: "offline", or the model name (blank: the default one)."""
+    if config.get("provider") == "offline":
+        return "offline"
+    return config.get("model") or f"{config.get('provider', 'default')} (default model)"
 
 
 def _cost(root: Run) -> tuple[str | None, str]:

@@ -42,8 +42,10 @@ def is_sandbox_user(user: Any) -> bool:
 
 def sandbox_users_q(field: str = "user") -> Q:
     """A filter matching rows that belong to sandbox users, e.g. `qs.exclude(sandbox_users_q())`
-    (`field` names the user relation: "user", "session__user", …)."""
-    return Q(**{f"{field}__username__startswith": sandbox_prefix()})
+    (`field` names the user relation: "user", "session__user", …; "" for users themselves)."""
+    return Q(
+        **{f"{field}__username__startswith" if field else "username__startswith": sandbox_prefix()}
+    )
 
 
 def sandbox_acquire(*, seconds: float, profile: dict[str, Any]) -> Any:
