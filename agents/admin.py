@@ -4,30 +4,107 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from agents.forms import STALE_LABEL, AgentForm
-from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision
+from agents.forms import STALE_LABEL, AgentForm, tool_choices
+from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision, AnswerValidation
 from agents.selectors import agent_revisions, revision_diff
 from agents.services import PublishHeld, agent_revision_restore, agent_save
 from agents.validation import stale_tool_keys
 from delegation.evals.gate import draft_apply
 from delegation.evals.models import AgentDraft, DraftStatus, PublishRecord
+from delegation.humans.states import (
+    agent_annotations,
+    annotated_quality,
+    annotated_state,
+    quality_text,
+    state_text,
+)
 
 HELD = "_publish_held"  # the request attribute holding a save the publish gate held
 
 
+class AgentAdminForm(AgentForm):
+    """The agent form, with the quality gate's and the human waits' settings as widgets."""
+
+    approval_tool_keys = forms.MultipleChoiceField(
+        choices=tool_choices,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Tools needing approval",
+        help_text="With “needs human approval” on: these tools wait for staff approval. "
+        "None ticked: every tool of this agent that changes data.",
+    )
+    fallback_chain = forms.CharField(
+        required=False,
+        help_text="Comma-separated, in order: retry, next_expert, then low_confidence or "
+        "unanswered (which end the chain). Blank: invalid answers go on marked low confidence.",
+    )
+    validate_answers = forms.ChoiceField(
+        choices=AnswerValidation.choices,
+        required=False,
+        help_text="Check this agent's answers before its caller gets them.",
+    )
+    answer_min_chars = forms.IntegerField(
+        min_value=0, required=False, help_text="Rules: shortest valid answer (0: no bound)."
+    )
+    answer_max_chars = forms.IntegerField(
+        min_value=0, required=False, help_text="Rules: longest valid answer (0: no bound)."
+    )
+    human_group = forms.ChoiceField(
+        required=False,
+        label="Assignment group",
+        help_text="The staff group that sees this agent's questions, approvals and reviews "
+        "(blank: every staff member).",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["human_group"].choices = [("", "—"), *((n, n) for n in _group_names())]
+        if "fallback_chain" not in self.data:
+            self.initial["fallback_chain"] = ", ".join(
+                self.initial.get("fallback_chain") or self.instance.fallback_chain or []
+            )
+
+    def clean_fallback_chain(self) -> list[str]:
+        """The chain as a list of steps (the model validates them); a form posted without the
+        field keeps the agent's chain."""
+        if "fallback_chain" not in self.data:
+            return list(self.instance.fallback_chain or [])
+        text = self.cleaned_data.get("fallback_chain") or ""
+        return [step.strip() for step in text.split(",") if step.strip()]
+
+    def clean_validate_answers(self) -> str:
+        """Off unless chosen."""
+        return self.cleaned_data.get("validate_answers") or AnswerValidation.OFF
+
+    def clean_answer_min_chars(self) -> int:
+        """0 (no bound) unless given."""
+        return self.cleaned_data.get("answer_min_chars") or 0
+
+    def clean_answer_max_chars(self) -> int:
+        """0 (no bound) unless given."""
+        return self.cleaned_data.get("answer_max_chars") or 0
+
+
+def _group_names() -> list[str]:
+    return list(Group.objects.order_by("name").values_list("name", flat=True))
+
+
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    """Agents with versioned revisions."""
+    """Agents with versioned revisions, live state and answer quality."""
 
-    form = AgentForm
+    form = AgentAdminForm
     list_display = [
         "name",
         "display_name",
@@ -37,9 +114,11 @@ class AgentAdmin(admin.ModelAdmin):
         "provider",
         "model",
         "version",
+        "live_state",
+        "quality",
         "updated_at",
     ]
-    list_filter = ["enabled", "delegatable", "is_entry", "provider"]
+    list_filter = ["enabled", "delegatable", "is_entry", "provider", "validate_answers"]
     search_fields = ["name", "display_name", "description"]
     filter_horizontal = ["allowed_subagents"]
     readonly_fields = ["version", "revisions_link"]
@@ -72,11 +151,48 @@ class AgentAdmin(admin.ModelAdmin):
             },
         ),
         (
+            "Answer quality",
+            {
+                "fields": [
+                    "validate_answers",
+                    "validator_model",
+                    "answer_min_chars",
+                    "answer_max_chars",
+                    "fallback_chain",
+                ]
+            },
+        ),
+        (
+            "Humans in the loop",
+            {
+                "fields": [
+                    "require_approval",
+                    "approval_tool_keys",
+                    "human_sla_seconds",
+                    "human_group",
+                ]
+            },
+        ),
+        (
             "Availability",
             {"fields": ["enabled", "delegatable", "is_entry", "access_group", "access_permission"]},
         ),
         ("History", {"fields": ["version", "revisions_link"]}),
     ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Agent]:
+        """With each agent's live state and quality counts (delegation.humans.states)."""
+        return super().get_queryset(request).annotate(**agent_annotations())
+
+    @admin.display(description="state")
+    def live_state(self, obj: Agent) -> str:
+        """idle, working n, waiting for experts n, waiting for a human n (oldest wait)."""
+        return state_text(annotated_state(obj))
+
+    @admin.display(description="quality")
+    def quality(self, obj: Agent) -> str:
+        """Verdicts on its answers and reviews of them."""
+        return quality_text(annotated_quality(obj))
 
     @admin.display(description="Revisions")
     def revisions_link(self, obj: Agent) -> str:

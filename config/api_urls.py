@@ -32,6 +32,18 @@ from delegation.evals.api import (
     EvalSuiteDetailView,
     EvalSuiteListView,
 )
+from delegation.humans.api import (
+    ActivityExportView,
+    ActivityListView,
+    AgentStateListView,
+    InboxCancelView,
+    InboxDecisionView,
+    InboxDetailView,
+    InboxListView,
+    ReviewDecisionView,
+    ReviewDetailView,
+    ReviewListView,
+)
 from delegation.routing.api import SessionMemoryView
 from delegation.usage.api import CostlyTurnsView, MyUsageView, UsageReportView
 
@@ -56,6 +68,18 @@ urlpatterns = [
     path("runs/<uuid:run_id>/", RunDetailView.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/cancel/", RunCancelView.as_view(), name="run-cancel"),
     path("runs/<uuid:run_id>/events/", run_events, name="run-events"),
+    path("inbox/", InboxListView.as_view(), name="inbox-list"),
+    path("inbox/<uuid:item_id>/", InboxDetailView.as_view(), name="inbox-detail"),
+    path("inbox/<uuid:item_id>/decision/", InboxDecisionView.as_view(), name="inbox-decision"),
+    path("inbox/<uuid:item_id>/cancel/", InboxCancelView.as_view(), name="inbox-cancel"),
+    path("reviews/", ReviewListView.as_view(), name="review-list"),
+    path("reviews/<uuid:review_id>/", ReviewDetailView.as_view(), name="review-detail"),
+    path(
+        "reviews/<uuid:review_id>/decision/", ReviewDecisionView.as_view(), name="review-decision"
+    ),
+    path("activity/", ActivityListView.as_view(), name="activity-list"),
+    path("activity/export/", ActivityExportView.as_view(), name="activity-export"),
+    path("agent-states/", AgentStateListView.as_view(), name="agent-states"),
     path("tokens/", TokenListView.as_view(), name="token-list"),
     path("usage/", UsageReportView.as_view(), name="usage-report"),
     path("usage/mine/", MyUsageView.as_view(), name="usage-mine"),

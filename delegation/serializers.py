@@ -9,7 +9,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from delegation.emitter import agent_tag
-from delegation.models import Run
+from delegation.humans.models import InboxItem, ItemStatus
+from delegation.humans.selectors import waiting_for
+from delegation.models import Run, RunStatus
 from delegation.routing.selectors import routing_mode
 
 
@@ -21,12 +23,14 @@ class RunSerializer(serializers.ModelSerializer):
     children = serializers.SerializerMethodField()
     mode = serializers.SerializerMethodField()
     routing = serializers.SerializerMethodField()
+    waiting_for = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
         fields = [
             "id",
             "status",
+            "waiting_for",
             "agent",
             "parent",
             "depth",
@@ -37,6 +41,9 @@ class RunSerializer(serializers.ModelSerializer):
             "mode",
             "routing",
             "citations",
+            "confidence",
+            "needs_review",
+            "validation",
             "usage",
             "steps",
             "created_at",
@@ -50,6 +57,14 @@ class RunSerializer(serializers.ModelSerializer):
     def get_agent(self, run: Run) -> dict[str, Any]:
         """The `{kind, name, display_name, depth, path}` tag."""
         return agent_tag(run)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_waiting_for(self, run: Run) -> list[str]:
+        """Who a run in `waiting_human` waits for ("the Finance team", "you", …)."""
+        if run.status != RunStatus.WAITING_HUMAN:
+            return []
+        items = InboxItem.objects.filter(run=run, status=ItemStatus.PENDING)
+        return [waiting_for(item) for item in items.order_by("created_at")]
 
     def get_duration_ms(self, run: Run) -> int | None:
         """Start to finish, once finished."""

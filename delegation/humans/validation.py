@@ -33,10 +33,10 @@ REFUSAL = re.compile(
     re.IGNORECASE,
 )
 VALIDATOR_PROMPT = (
-    "You check an expert's answer before it is used. Judge only whether the answer addresses "
-    "the task (relevant, complete enough, not evasive); do not add facts. Reply with JSON "
-    'only: {"valid": true or false, "issue": "<what is wrong; empty if valid>", '
-    '"confidence": <0 to 1, how sure you are the answer is right>}'
+    "You are the answer validator.\nYou check an expert's answer before it is used. Judge "
+    "only whether the answer addresses the task (relevant, complete enough, not evasive); "
+    'do not add facts. Reply with JSON only: {"valid": true or false, "issue": "<what is '
+    'wrong; empty if valid>", "confidence": <0 to 1, how sure you are the answer is right>}'
 )
 _JSON = re.compile(r"\{.*\}", re.S)
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="validator")

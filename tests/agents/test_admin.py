@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -356,7 +357,7 @@ def test_stale_tool_keys_show_as_a_warning_and_unticked_boxes(admin_client, stal
     assert 'type="checkbox" name="tool_keys" value="gone_tool"' in html
     assert "gone_tool: removed from code" in html
     assert 'value="gone_tool" id="id_tool_keys_' in html  # rendered without `checked`
-    assert 'value="calculate" id="id_tool_keys_0" checked' in html.replace("\n", "")
+    assert re.search(r'value="calculate" id="id_tool_keys_\d+" checked', html.replace("\n", ""))
 
 
 def test_saving_with_the_stale_box_unticked_removes_the_key(admin_client, stale_helper):

@@ -1,0 +1,1 @@
+"""The staff inbox page (its views; the data lives in delegation.humans)."""
