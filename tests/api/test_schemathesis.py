@@ -78,8 +78,9 @@ def caller(request, db, settings) -> Caller:
 
 # Writes naming other objects by name (an access group, a permission, a sub-agent, a tool key,
 # an agent): a schema cannot say these must exist, so schema-valid data may still be refused
-# with a 400 naming the field (tests/api/test_agents_runs.py and tests/knowledge cover those).
-NAMES_OTHER_OBJECTS = ("/api/v1/agents/", "/api/v1/knowledge-bases/")
+# with a 400 naming the field (tests/api/test_agents_runs.py, tests/knowledge and tests/evals
+# cover those).
+NAMES_OTHER_OBJECTS = ("/api/v1/agents/", "/api/v1/knowledge-bases/", "/api/v1/evals/")
 # Reports whose `from` and `to` must be in order and at most 366 days apart: a rule between two
 # parameters the schema cannot state (tests/usage/test_api.py covers the 400s).
 PERIOD_RULES = ("/api/v1/usage/",)
