@@ -292,7 +292,7 @@ class ActivityExportView(APIView):
     """The activity log as CSV (staff), with the list's filters."""
 
     permission_classes = [IsAdminUser]
-    renderer_classes = [CsvRenderer, JSONRenderer]
+    renderer_classes = [JSONRenderer, CsvRenderer]
 
     @extend_schema(
         operation_id="activity_export",

@@ -88,17 +88,16 @@ def agent_quality() -> dict[str, dict[str, int]]:
     (pending, correct, wrong, fixed)}."""
     quality: dict[str, dict[str, int]] = {}
     verdicts = Verdict.objects.values("agent_name").annotate(
-        valid=Count("id", filter=Q(valid=True, validator_failed=False)),
-        invalid=Count("id", filter=Q(valid=False)),
-        trusted=Count("id", filter=Q(validator_failed=True)),
+        n_valid=Count("id", filter=Q(valid=True, validator_failed=False)),
+        n_invalid=Count("id", filter=Q(valid=False)),
+        n_trusted=Count("id", filter=Q(validator_failed=True)),
     )
-    for row in verdicts:
-        quality.setdefault(row.pop("agent_name"), {}).update(row)
     reviews = Review.objects.values("agent_name").annotate(
-        **{status: Count("id", filter=Q(status=status)) for status in ReviewStatus.values}
+        **{f"n_{s}": Count("id", filter=Q(status=s)) for s in ReviewStatus.values}
     )
-    for row in reviews:
-        quality.setdefault(row.pop("agent_name"), {}).update(row)
+    for row in [*verdicts, *reviews]:
+        counts = quality.setdefault(row.pop("agent_name"), {})
+        counts.update({key.removeprefix("n_"): value for key, value in row.items()})
     return quality
 
 
