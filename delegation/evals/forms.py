@@ -151,6 +151,7 @@ class EvalCaseForm(forms.ModelForm):
             "prior_turns": prior,
             "flags": {f: True for f in data.get("flags_choice") or []},
             "user_permissions": _words(data.get("permissions_text") or ""),
+            "user_timezone": data.get("user_timezone") or "",
             "expect": _expect(data, arguments),
         }
         try:
