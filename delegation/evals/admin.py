@@ -1,6 +1,5 @@
 """Admin for evals: suites with their cases, cases with one field per expectation, eval runs
-as reports with a progress bar (a meta refresh: no script), drafts the publish gate holds with
-publish-anyway and discard, and the record of gated publishes."""
+as reports with a progress bar (a meta refresh: no script). The gate's drafts: admin_gate."""
 
 from __future__ import annotations
 
@@ -17,19 +16,16 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from config.errors import AppError
-from delegation.evals.forms import EvalCaseForm, PublishAnywayForm, RunSuiteForm
-from delegation.evals.gate import draft_discard, draft_publish, draft_summary
+from delegation.evals import admin_gate  # noqa: F401  (registers the gate's pages)
+from delegation.evals.admin_pages import REFRESH_SECONDS, page_context
+from delegation.evals.forms import EvalCaseForm, RunSuiteForm
 from delegation.evals.models import (
-    AgentDraft,
-    DraftStatus,
     EvalCase,
     EvalRun,
     EvalSuite,
-    PublishRecord,
     Trigger,
 )
 from delegation.evals.selectors import (
-    draft_diff,
     previous_run,
     result_rows,
     run_diff,
@@ -44,17 +40,6 @@ from delegation.evals.services import (
     eval_run_start,
     suite_save,
 )
-
-REFRESH_SECONDS = 2
-
-
-def _page(admin_obj: admin.ModelAdmin, request: HttpRequest, title: str, **context: Any) -> Any:
-    return {
-        **admin_obj.admin_site.each_context(request),
-        "opts": admin_obj.model._meta,
-        "title": title,
-        **context,
-    }
 
 
 def run_link(run: EvalRun | None) -> str:
@@ -171,7 +156,7 @@ class EvalSuiteAdmin(admin.ModelAdmin):
                 messages.error(request, exc.message)
             else:
                 return HttpResponseRedirect(reverse("admin:evals_evalrun_change", args=[run.pk]))
-        context = _page(self, request, f"Run {suite.name}", suite=suite, form=form)
+        context = page_context(self, request, f"Run {suite.name}", suite=suite, form=form)
         return TemplateResponse(request, "admin/evals/evalsuite/run_form.html", context)
 
 
@@ -255,7 +240,7 @@ class EvalRunAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(reverse("admin:evals_evalrun_changelist"))
         eval_run_kick(run=run)
         before = previous_run(run=run)
-        context = _page(
+        context = page_context(
             self,
             request,
             f"{run.suite.name}: {run.target}",
@@ -294,114 +279,3 @@ class EvalRunAdmin(admin.ModelAdmin):
             messages.error(request, exc.message)
             return HttpResponseRedirect(reverse("admin:evals_evalrun_change", args=[run.pk]))
         return HttpResponseRedirect(reverse("admin:evals_evalrun_change", args=[again.pk]))
-
-
-@admin.register(AgentDraft)
-class AgentDraftAdmin(admin.ModelAdmin):
-    """Saves the publish gate held: what changed, how the suites did, and the decision."""
-
-    list_display = ["agent", "base_version", "status", "created_by", "created_at", "decided_by"]
-    list_filter = ["status", "agent"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        """Drafts come from saving a gated agent."""
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        """Decided with the buttons of its page, never edited."""
-        return False
-
-    def get_urls(self) -> list[Any]:
-        """Adds publish-anyway and discard."""
-        view = self.admin_site.admin_view
-        extra = [
-            path("<int:draft_id>/publish/", view(self.publish_view), name="evals_draft_publish"),
-            path("<int:draft_id>/discard/", view(self.discard_view), name="evals_draft_discard"),
-        ]
-        return extra + super().get_urls()
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        """The gate's page: the change, each suite's run (progress, failing cases), the
-        buttons."""
-        draft = self.get_object(request, object_id)
-        if draft is None or not self.has_view_permission(request, draft):
-            return HttpResponseRedirect(reverse("admin:evals_agentdraft_changelist"))
-        runs = list(draft.eval_runs.select_related("suite").order_by("suite__name"))
-        for run in runs:
-            eval_run_kick(run=run)
-        context = _page(
-            self,
-            request,
-            f"Draft of {draft.agent} (from v{draft.base_version})",
-            draft=draft,
-            diff=draft_diff(draft=draft),
-            summary=draft_summary(draft=draft),
-            runs=[
-                {"run": r, "progress": run_progress(run=r), "rows": result_rows(run=r)}
-                for r in runs
-            ],
-            refresh=REFRESH_SECONDS if draft.status == DraftStatus.EVALUATING else None,
-            can_decide=_may_publish(request)
-            and draft.status in (DraftStatus.EVALUATING, DraftStatus.HELD),
-            form=PublishAnywayForm(),
-            record=PublishRecord.objects.filter(draft=draft).first(),
-        )
-        return TemplateResponse(request, "admin/evals/agentdraft/gate.html", context)
-
-    def publish_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
-        """POST: publish the draft anyway (recorded with who, why, and the eval result)."""
-        draft = get_object_or_404(AgentDraft, pk=draft_id)
-        back = reverse("admin:evals_agentdraft_change", args=[draft.pk])
-        if request.method != "POST" or not _may_publish(request):
-            return HttpResponseRedirect(back)
-        form = PublishAnywayForm(request.POST)
-        if not form.is_valid():
-            messages.error(request, "The reason is too long.")
-            return HttpResponseRedirect(back)
-        try:
-            record = draft_publish(
-                draft=draft, user=request.user, override=True, reason=form.cleaned_data["reason"]
-            )
-        except (AppError, ValidationError) as exc:
-            messages.error(request, f"Not published: {getattr(exc, 'message', exc)}")
-            return HttpResponseRedirect(back)
-        messages.success(request, f"Published as version {record.revision.version}.")
-        return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[draft.agent_id]))
-
-    def discard_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
-        """POST: drop the draft; the live agent stays as it is."""
-        draft = get_object_or_404(AgentDraft, pk=draft_id)
-        if request.method == "POST" and _may_publish(request):
-            try:
-                draft_discard(draft=draft, user=request.user)
-                messages.success(request, "The draft was discarded.")
-            except AppError as exc:
-                messages.error(request, exc.message)
-        return HttpResponseRedirect(reverse("admin:evals_agentdraft_change", args=[draft.pk]))
-
-
-def _may_publish(request: HttpRequest) -> bool:
-    return request.user.has_perm("agents.change_agent")
-
-
-@admin.register(PublishRecord)
-class PublishRecordAdmin(admin.ModelAdmin):
-    """Every gated publish: passed, or published anyway by whom and why."""
-
-    list_display = ["revision", "passed", "override", "override_reason", "created_at"]
-    list_filter = ["passed", "override"]
-    readonly_fields = ["revision", "draft", "passed", "override", "override_reason", "result"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        """Made by publishing."""
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        """History: never edited."""
-        return False
