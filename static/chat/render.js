@@ -3,6 +3,7 @@
 // saved snapshot go through the same functions, so a reload shows what the live stream showed.
 
 import { renderCitations } from "./citations.js";
+import { paintHumanWait } from "./humans.js";
 import { gettext } from "./i18n.js";
 import { loadedImage, safeUrl } from "./markdown.js";
 import { MarkdownStream } from "./markdown-stream.js";
@@ -428,6 +429,7 @@ export class Transcript {
     }
     node.detail.replaceChildren(...parts);
     setOpen(node, this.userToggled.get(id) ?? false);
+    paintHumanWait(node, t); // a call waiting for a person (static/chat/humans.js)
     return node;
   }
 

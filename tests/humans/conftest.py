@@ -9,6 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Group
 
+from tests.e2e.conftest import flush_redis, workers  # noqa: F401  (real Celery workers)
 from tests.factories import make_agent, make_user
 from tests.fake_openai import Team
 from tests.humans.effect_tool import effect_table
