@@ -9,7 +9,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chat.models import ApiToken, ChatMessage, ChatSession
-from config.api_fields import StrictCharField, StrictModelSerializer, StrictUUIDField
+from config.api_fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictModelSerializer,
+    StrictUUIDField,
+)
 
 
 class SessionSerializer(StrictModelSerializer):
@@ -90,10 +95,10 @@ class MessageSendSerializer(serializers.Serializer):
         help_text="The user's IANA timezone, e.g. Asia/Taipei.",
         error_messages={"invalid_choice": "Not an IANA timezone name (e.g. Asia/Taipei)."},
     )
-    force_strict = serializers.BooleanField(
+    force_strict = StrictBooleanField(
         required=False, default=False, help_text="Answer STRICT: only from knowledge, cited."
     )
-    force_guide = serializers.BooleanField(
+    force_guide = StrictBooleanField(
         required=False, default=False, help_text="Answer in GUIDE mode: orient and suggest."
     )
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -72,11 +71,14 @@ class RunSerializer(serializers.ModelSerializer):
             return int((run.finished_at - run.started_at).total_seconds() * 1000)
         return None
 
+    @extend_schema_field(
+        {"type": "string", "nullable": True, "enum": ["GUIDE", "CHAT", "STRICT", None]}
+    )
     def get_mode(self, run: Run) -> str | None:
         """GUIDE, CHAT or STRICT when a routing policy routed the turn (on the root run)."""
         return routing_mode(run.routing) if run.parent_id is None else None
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
     def get_routing(self, run: Run) -> dict[str, Any] | None:
         """The routing decision of the turn (root runs; staff only, else null)."""
         request = self.context.get("request")
