@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from agents.forms import STALE_LABEL, AgentForm, tool_choices
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision, AnswerValidation
@@ -121,7 +121,7 @@ class AgentAdmin(admin.ModelAdmin):
     list_filter = ["enabled", "delegatable", "is_entry", "provider", "validate_answers"]
     search_fields = ["name", "display_name", "description"]
     filter_horizontal = ["allowed_subagents"]
-    readonly_fields = ["version", "revisions_link"]
+    readonly_fields = ["version", "revisions_link", "knowledge_links"]
     fieldsets = [
         (None, {"fields": ["name", "display_name", "description", "tags", "system_prompt"]}),
         (
@@ -142,6 +142,7 @@ class AgentAdmin(admin.ModelAdmin):
             {
                 "fields": [
                     "tool_keys",
+                    "knowledge_links",
                     "answer_from_knowledge_only",
                     "allowed_subagents",
                     "max_depth",
@@ -193,6 +194,27 @@ class AgentAdmin(admin.ModelAdmin):
     def quality(self, obj: Agent) -> str:
         """Verdicts on its answers and reviews of them."""
         return quality_text(annotated_quality(obj))
+
+    @admin.display(description="Knowledge bases")
+    def knowledge_links(self, obj: Agent) -> str:
+        """The knowledge bases linked to the agent (each gives it kb_search and kb_documents),
+        each linked to its page, where agents are added and removed."""
+        add = reverse("admin:knowledge_knowledgebase_changelist")
+        if not obj.pk or not obj.knowledge_bases.exists():
+            return format_html(
+                'None. Link one on its <a href="{}">knowledge base page</a> to give this agent '
+                "the kb_search and kb_documents tools.",
+                add,
+            )
+        links = format_html_join(
+            ", ",
+            '<a href="{}">{}</a>',
+            (
+                (reverse("admin:knowledge_knowledgebase_change", args=[kb.pk]), kb.display_name)
+                for kb in obj.knowledge_bases.all()
+            ),
+        )
+        return format_html("{} (kb_search and kb_documents are offered)", links)
 
     @admin.display(description="Revisions")
     def revisions_link(self, obj: Agent) -> str:

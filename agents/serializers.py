@@ -61,6 +61,13 @@ class AgentSerializer(StrictModelSerializer):
         slug_field="name", required=False, allow_null=True, queryset=Group.objects.all()
     )
     provider = serializers.ChoiceField(choices=Provider.choices, required=False)
+    knowledge_bases = serializers.SlugRelatedField(
+        slug_field="name",
+        many=True,
+        read_only=True,
+        help_text="Knowledge bases linked to the agent (linked from the knowledge base's side); "
+        "they give it the kb_search and kb_documents tools.",
+    )
     stale_tool_keys = serializers.SerializerMethodField(
         help_text="Tool keys in `tool_keys` that the code no longer registers: skipped at run "
         "time, kept until removed. Adding a new unknown key is refused."
@@ -70,6 +77,7 @@ class AgentSerializer(StrictModelSerializer):
         model = Agent
         fields = [
             *AGENT_EDITABLE_FIELDS,
+            "knowledge_bases",
             "stale_tool_keys",
             "version",
             "created_at",

@@ -119,6 +119,7 @@ class RunAdmin(admin.ModelAdmin):
             "tree": tree,
             "turn_cost": money_text(turn_cost(root_id=run.root_id_or_self) if run else 0),
             "currency": settings.USAGE_CURRENCY,
+            "routing": runs[0].routing if runs else None,  # the root's decision
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
 

@@ -93,3 +93,40 @@ def test_restoring_a_revision_brings_back_the_rules(admin_client):
         {"action": "restore", "_selected_action": [first.pk]},
     )
     assert policy.rules.count() == len(first.snapshot["rules"]) and policy.rules.count() > 0
+
+
+def test_the_run_page_shows_the_turns_routing(admin_client, admin_user):
+    import uuid
+
+    from chat.models import ChatSession
+    from delegation.models import Run
+    from delegation.services import run_create
+
+    agent = make_agent("solo")
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=admin_user, agent=agent)
+    run = run_create(agent=agent, user=admin_user, session=session, task="t", transcript=[])
+    Run.objects.filter(pk=run.pk).update(
+        routing={
+            "mode": "STRICT",
+            "policy": "departments",
+            "matched_rule": "legal",
+            "matched_keywords": ["合約"],
+            "reason": "Legal needs sources.",
+            "target": "legal",
+            "fallback_used": False,
+            "router_latency_ms": None,
+            "skipped": [],
+        }
+    )
+    page = admin_client.get(f"/admin/delegation/run/{run.pk}/change/").content.decode()
+    assert "Routing of this turn (departments)" in page and "Legal needs sources." in page
+
+
+def test_an_agents_knowledge_bases_show_in_admin_and_rest(admin_client):
+    from agents.knowledge.services import knowledge_base_create
+
+    agent = make_agent("finance")
+    knowledge_base_create(name="finance-kb", display_name="Finance KB", agents=[agent])
+    page = admin_client.get(f"/admin/agents/agent/{agent.pk}/change/").content.decode()
+    assert "Finance KB</a> (kb_search and kb_documents are offered)" in page
+    assert admin_client.get("/api/v1/agents/finance/").json()["knowledge_bases"] == ["finance-kb"]
