@@ -50,11 +50,14 @@ run: check-port migrate  ## set up and start the app on the embedded default (SQ
 
 test: test-embedded test-distributed  ## set up and run every test: SQLite pass, then Postgres + Redis pass
 
+# Two workers (pytest-xdist): each has its own SQLite file, Postgres test database and Redis db.
+TEST_WORKERS ?= 2
+
 test-embedded: install
-	$(BIN)/pytest -m "not distributed"
+	$(BIN)/pytest -m "not distributed" -n $(TEST_WORKERS)
 
 test-distributed: install
-	PG_URL=$(PG_URL) bin/test-distributed
+	PG_URL=$(PG_URL) TEST_WORKERS=$(TEST_WORKERS) bin/test-distributed
 
 lint: install
 	$(BIN)/ruff check .

@@ -7,4 +7,12 @@ import os
 
 os.environ.setdefault("DJANGO_DEBUG", "true")
 
+# Parallel workers (pytest-xdist: gw0, gw1, …) each get their own Redis database, below the one
+# given, so one worker's flush or queue never touches another's.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker.startswith("gw") and os.environ.get("REDIS_URL"):
+    _base, _, _db = os.environ["REDIS_URL"].rpartition("/")
+    if _db.isdigit():
+        os.environ["REDIS_URL"] = f"{_base}/{int(_db) - 1 - int(_worker[2:])}"
+
 from config.settings import *  # noqa: E402, F403
