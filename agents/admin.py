@@ -10,12 +10,15 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from agents.forms import STALE_LABEL, AgentForm, tool_choices
+from agents.map import agent_map, agent_map_warnings
+from agents.map_svg import map_svg
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision, AnswerValidation
 from agents.selectors import agent_revisions, revision_diff
 from agents.services import PublishHeld, agent_revision_restore, agent_save
@@ -243,7 +246,77 @@ class AgentAdmin(admin.ModelAdmin):
                 "at run time and shown unticked under Tools: saving removes them unless you "
                 "tick them.",
             )
+        warnings = agent_map_warnings(agent=agent) if agent is not None else []
+        extra_context = {**(extra_context or {}), "map_warnings": warnings}
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def response_add(
+        self, request: HttpRequest, obj: Agent, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        """After adding an agent, offers (one click) to make it one of the entry agent's experts."""
+        entry = Agent.objects.filter(is_entry=True).first()
+        offer = (
+            entry is not None
+            and entry.pk != obj.pk
+            and not entry.allowed_subagents.filter(pk=obj.pk).exists()
+            and self.has_change_permission(request, entry)
+        )
+        if offer:
+            url = reverse("admin:agents_agent_add_expert", args=[entry.pk, obj.pk])
+            messages.info(
+                request,
+                format_html(
+                    "{} is not one of {}'s experts yet, so users cannot reach it. "
+                    '<form method="post" action="{}" style="display:inline">'
+                    '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'
+                    '<button type="submit" class="button">Add it to {}\'s experts</button>'
+                    "</form>",
+                    obj,
+                    entry,
+                    url,
+                    get_token(request),
+                    entry,
+                ),
+            )
+        return super().response_add(request, obj, post_url_continue)
+
+    def add_expert_view(self, request: HttpRequest, agent_id: int, expert_id: int) -> HttpResponse:
+        """POST: add `expert` to the agent's experts (a new revision records it)."""
+        agent = get_object_or_404(Agent, pk=agent_id)
+        expert = get_object_or_404(Agent, pk=expert_id)
+        if request.method != "POST" or not self.has_change_permission(request, agent):
+            return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[expert_id]))
+        subagents = [*agent.allowed_subagents.all(), expert]
+        try:
+            agent_save(
+                agent=agent,
+                data={"allowed_subagents": subagents},
+                user=request.user,
+                comment=f"Admin: added expert {expert.name}",
+            )
+        except PublishHeld as held:
+            messages.warning(request, held.message)
+            return HttpResponseRedirect(_draft_url(held))
+        except ValidationError as exc:
+            messages.error(request, f"{expert} was not added: {' '.join(exc.messages)}")
+            return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[expert_id]))
+        messages.success(request, f"{expert} is now one of {agent}'s experts.")
+        return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[expert_id]))
+
+    def map_view(self, request: HttpRequest) -> HttpResponse:
+        """The delegation map: who may delegate to whom, as an SVG, with its warnings."""
+        if not self.has_view_permission(request):
+            return HttpResponseRedirect(reverse("admin:index"))
+        dmap = agent_map()
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Delegation map",
+            "map": dmap,
+            "svg": map_svg(dmap),
+            "nodes": sorted(dmap.nodes.values(), key=lambda n: (n.layer is None, n.layer, n.name)),
+        }
+        return TemplateResponse(request, "admin/agents/agent/map.html", context)
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
         """The agent; on GET with ?draft=<id>, with that held draft's values (to fix it)."""
@@ -295,6 +368,12 @@ class AgentAdmin(admin.ModelAdmin):
     def get_urls(self) -> list[Any]:
         """Adds the revisions page and the restore action."""
         extra = [
+            path("map/", self.admin_site.admin_view(self.map_view), name="agents_agent_map"),
+            path(
+                "<int:agent_id>/add-expert/<int:expert_id>/",
+                self.admin_site.admin_view(self.add_expert_view),
+                name="agents_agent_add_expert",
+            ),
             path(
                 "<int:agent_id>/revisions/",
                 self.admin_site.admin_view(self.revisions_view),
