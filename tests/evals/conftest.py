@@ -13,9 +13,10 @@ from delegation.evals.stepper import eval_run_advance
 
 
 @pytest.fixture(autouse=True)
-def sync_tasks(settings) -> None:
-    """Enqueued work (eval runs, turns) runs synchronously when its transaction commits."""
-    settings.TASKS_RUN_SYNC = True
+def sync_tasks(request: pytest.FixtureRequest, settings) -> None:
+    """Enqueued work (eval runs, turns) runs synchronously when its transaction commits;
+    tests marked distributed send it to real Celery workers instead."""
+    settings.TASKS_RUN_SYNC = request.node.get_closest_marker("distributed") is None
 
 
 def make_suite(agent: Agent, name: str = "suite", **fields: Any) -> EvalSuite:

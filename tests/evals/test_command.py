@@ -31,6 +31,15 @@ def suite(entry_agent):
     return suite
 
 
+def database_url() -> str:
+    """The URL of the database this test uses (the test database), for a child process."""
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
 def run(*args: str) -> tuple[int, str]:
     out = StringIO()
     try:
@@ -105,9 +114,14 @@ def test_a_suite_without_enabled_cases_exits_2(suite):
 @pytest.mark.django_db(transaction=True)
 def test_a_real_process_runs_the_turns_in_process_and_exits_by_threshold(suite):
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TASKS_"))},
+        # No broker: the child runs its turns on its own in-process pool (the embedded seam).
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("OPENAI_", "TASKS_", "REDIS_", "CELERY_"))
+        },
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": f"sqlite:///{settings.DATABASES['default']['NAME']}",
+        "DATABASE_URL": database_url(),
         "OFFLINE_MODEL_DELAY_MS": "0",
     }
 
