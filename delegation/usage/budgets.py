@@ -106,7 +106,8 @@ def run_caps(*, run: Run, day: date, currency: str) -> list[Cap]:
 
 def _turn_limit(run: Run) -> tuple[Decimal | None, str]:
     """The entry agent's turn cost as pinned when the turn began, else TURN_MAX_COST."""
-    config = run.root.agent_config if run.root_id else run.agent_config
+    root = run.root if run.root_id and run.root is not None else run
+    config = root.agent_config
     override = config.get("turn_max_cost")
     if override not in (None, ""):
         return Decimal(str(override)), f"agent {config.get('name', '?')}'s turn max cost"

@@ -89,7 +89,7 @@ def stacked_cost_chart(
             stack[series_of(agent)] = stack.get(series_of(agent), ZERO) + cost
     highest = max((sum(s.values(), ZERO) for s in stacks.values()), default=ZERO)
     step = nice_ceiling(highest / 4)  # at most four round steps up the axis
-    top = step * max(1, (highest / step).to_integral_value(rounding=ROUND_CEILING))
+    top = step * max(Decimal(1), (highest / step).to_integral_value(rounding=ROUND_CEILING))
     chart = Chart(legend=[(colour, name) for name, colour in series])
     chart.empty = not costs
     _draw(chart, days, stacks, series, top, step, currency)

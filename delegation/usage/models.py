@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
@@ -18,19 +20,19 @@ def default_currency() -> str:
     return settings.USAGE_CURRENCY
 
 
-def _price_field(**kwargs: object) -> models.DecimalField:
+def _price_field(**kwargs: Any) -> models.DecimalField:
     return models.DecimalField(
         max_digits=PRICE_DIGITS,
         decimal_places=PRICE_PLACES,
         validators=[MinValueValidator(ZERO)],
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
 
 
-def _cost_field(**kwargs: object) -> models.DecimalField:
+def _cost_field(**kwargs: Any) -> models.DecimalField:
     return models.DecimalField(
         max_digits=COST_DIGITS, decimal_places=COST_PLACES, default=ZERO, **kwargs
-    )  # type: ignore[arg-type]
+    )
 
 
 class ModelPrice(models.Model):
