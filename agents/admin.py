@@ -20,6 +20,7 @@ from agents.forms import STALE_LABEL, AgentForm, tool_choices
 from agents.map import agent_map, agent_map_warnings
 from agents.map_svg import map_svg
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision, AnswerValidation
+from agents.revision_fields import revision_field_diff
 from agents.selectors import agent_revisions, revision_diff
 from agents.services import PublishHeld, agent_revision_restore, agent_save
 from agents.validation import stale_tool_keys
@@ -394,7 +395,11 @@ class AgentAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(reverse("admin:index"))
         revisions = list(agent_revisions(agent=agent))
         rows = [
-            {"revision": rev, "diff": revision_diff(revision=rev, against=older)}
+            {
+                "revision": rev,
+                "diff": revision_diff(revision=rev, against=older),
+                "fields": revision_field_diff(revision=rev, against=older),
+            }
             for rev, older in zip(revisions, [*revisions[1:], None], strict=True)
         ]
         context = {

@@ -1,16 +1,21 @@
-"""Admin for runs: turns as trees with status, duration, tokens and cost per agent, filterable."""
+"""Admin for runs: turns as traces and trees with status, duration, tokens and cost per agent."""
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
-from django.db.models import F, OuterRef, QuerySet
+from django.db.models import F, OuterRef, Prefetch, QuerySet
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
-from django.utils.html import format_html
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 
+from chat.models import ChatMessage, MessageRole
 from delegation.models import Run
 from delegation.selectors import run_tree
 from delegation.usage.money import money_text
@@ -22,6 +27,103 @@ def duration_text(run: Run) -> str:
     if run.started_at and run.finished_at:
         return f"{(run.finished_at - run.started_at).total_seconds():.2f} s"
     return "-"
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _tool_calls(runs: list[Run]) -> dict[Any, list[dict[str, Any]]]:
+    """Each run's tool calls (its chat messages of role tool), in order, for the trace."""
+    children = {(r.parent_id, r.parent_tool_call_id): r.pk for r in runs if r.parent_id}
+    calls: dict[Any, list[dict[str, Any]]] = {}
+    messages = ChatMessage.objects.filter(
+        run_id__in=[r.pk for r in runs], role=MessageRole.TOOL
+    ).order_by("created_at", "id")
+    for message in messages:
+        tool = message.tool or {}
+        outcome = tool.get("error") if tool.get("ok") is False else tool.get("result")
+        if outcome is None and "delegation" in tool:
+            outcome = tool["delegation"]
+        calls.setdefault(message.run_id, []).append(
+            {
+                "name": tool.get("name", "?"),
+                "ok": tool.get("ok"),
+                "arguments": _pretty(tool.get("arguments", {})),
+                "result": _pretty(outcome) if outcome is not None else "",
+                "child": children.get((message.run_id, tool.get("call_id"))),
+            }
+        )
+    return calls
+
+
+def trace_build(
+    *, runs: list[Run], costs: dict[Any, Any], current: Any, now: datetime | None = None
+) -> list[dict[str, Any]]:
+    """The turn (runs depth first) as nested nodes: timing bar within the turn, status,
+    tokens, cost, routing reason, tool calls and children."""
+    if not runs:
+        return []
+    now = now or timezone.now()
+    start = min(r.started_at or r.created_at for r in runs)
+    end = max(r.finished_at or now for r in runs)
+    span = max((end - start).total_seconds(), 1e-6)
+    calls = _tool_calls(runs)
+    nodes: dict[Any, dict[str, Any]] = {}
+    top: list[dict[str, Any]] = []
+    for run in runs:
+        began = run.started_at or run.created_at
+        left = (began - start).total_seconds() / span * 100
+        width = ((run.finished_at or now) - began).total_seconds() / span * 100
+        node = {
+            "run": run,
+            "left": f"{left:.2f}",
+            "width": f"{max(width, 0.5):.2f}",
+            "duration": duration_text(run),
+            "tokens": (run.usage or {}).get("total_tokens", 0),
+            "cost": money_text(costs.get(run.pk)),
+            "tools": calls.get(run.pk, []),
+            "children": [],
+            "current": run.pk == current,
+        }
+        nodes[run.pk] = node
+        parent = nodes.get(run.parent_id)
+        (parent["children"] if parent else top).append(node)
+    return top
+
+
+class TurnFilter(admin.SimpleListFilter):
+    """By default one row per turn (its root run, its experts listed under it); any other
+    filter or a search shows every matching run."""
+
+    title = "runs shown"
+    parameter_name = "runs"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        """Turns (the default) or every run."""
+        return [("all", "every run (experts too)")]
+
+    def choices(self, changelist: Any) -> Any:
+        """'Turns' is the default choice, not 'All'."""
+        yield {
+            "selected": self.value() is None,
+            "query_string": changelist.get_query_string(remove=[self.parameter_name]),
+            "display": "turns (root runs)",
+        }
+        yield {
+            "selected": self.value() == "all",
+            "query_string": changelist.get_query_string({self.parameter_name: "all"}),
+            "display": "every run (experts too)",
+        }
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Run]) -> QuerySet[Run]:
+        """Root runs only, unless 'every run' or another filter or a search is in use."""
+        others = set(request.GET) - {self.parameter_name, "o", "p", "_changelist_filters"}
+        if self.value() == "all" or others:
+            return queryset
+        return queryset.filter(root__isnull=True)
 
 
 @admin.register(Run)
@@ -37,9 +139,16 @@ class RunAdmin(admin.ModelAdmin):
         "turn_tokens",
         "cost",
         "duration",
+        "turn",
         "created_at",
     ]
-    list_filter = ["status", "agent", ("user", admin.RelatedOnlyFieldListFilter), "depth"]
+    list_filter = [
+        TurnFilter,
+        "status",
+        "agent",
+        ("user", admin.RelatedOnlyFieldListFilter),
+        "depth",
+    ]
     search_fields = ["id", "task", "user__username", "agent__name"]
     raw_id_fields = ["session", "user", "parent", "root", "user_message"]
     readonly_fields = [f.name for f in Run._meta.fields]
@@ -56,7 +165,41 @@ class RunAdmin(admin.ModelAdmin):
                 own_cost=ledger_cost(run_id=OuterRef("pk")),
                 tree_cost=ledger_cost(root_id=OuterRef("pk")),
             )
+            .prefetch_related(
+                Prefetch(
+                    "descendants",
+                    queryset=Run.objects.annotate(own_cost=ledger_cost(run_id=OuterRef("pk")))
+                    .select_related("agent")
+                    .order_by("created_at"),
+                )
+            )
             .order_by("-turn_started", "created_at")
+        )
+
+    @admin.display(description="turn")
+    def turn(self, obj: Run) -> str:
+        """On a root run: its experts, nested, each linked with status and cost."""
+        if obj.root_id is not None:
+            url = reverse("admin:delegation_run_change", args=[obj.pk])
+            return format_html('<a href="{}#trace">its turn\'s trace</a>', url)
+        runs = _depth_first(list(obj.descendants.all()), obj.pk)
+        url = reverse("admin:delegation_run_change", args=[obj.pk])
+        experts = format_html_join(
+            "",
+            '<br><span style="padding-left:{}em">↳ <a href="{}">{}</a> {} · {}</span>',
+            (
+                (
+                    (r.depth - 1) * 1.2,
+                    reverse("admin:delegation_run_change", args=[r.pk]),
+                    r.agent_config.get("display_name", ""),
+                    r.status,
+                    money_text(getattr(r, "own_cost", None)),
+                )
+                for r in runs
+            ),
+        )
+        return format_html(
+            '<a href="{}#trace">trace of {} run(s)</a>{}', url, len(runs) + 1, experts
         )
 
     @admin.display(description="agent")
@@ -104,6 +247,7 @@ class RunAdmin(admin.ModelAdmin):
         run = self.get_object(request, object_id)
         runs = run_tree(run=run) if run else []
         costs = run_costs(run_ids=[r.pk for r in runs])
+        trace = trace_build(runs=runs, costs=costs, current=getattr(run, "pk", None))
         tree = [
             {
                 "run": r,
@@ -117,6 +261,7 @@ class RunAdmin(admin.ModelAdmin):
         ]
         extra = {
             "tree": tree,
+            "trace": trace,
             "turn_cost": money_text(turn_cost(root_id=run.root_id_or_self) if run else 0),
             "currency": settings.USAGE_CURRENCY,
             "routing": runs[0].routing if runs else None,  # the root's decision
@@ -130,3 +275,16 @@ class RunAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         """Read-only."""
         return False
+
+
+def _depth_first(runs: list[Run], root_id: Any) -> list[Run]:
+    children: dict[Any, list[Run]] = {}
+    for run in runs:
+        children.setdefault(run.parent_id, []).append(run)
+    ordered: list[Run] = []
+    stack = list(reversed(children.get(root_id, [])))
+    while stack:
+        current = stack.pop()
+        ordered.append(current)
+        stack.extend(reversed(children.get(current.pk, [])))
+    return ordered
