@@ -24,7 +24,8 @@ from agents.revision_fields import revision_field_diff
 from agents.selectors import agent_revisions, revision_diff
 from agents.services import PublishHeld, agent_revision_restore, agent_save
 from agents.validation import stale_tool_keys
-from delegation.evals.gate import draft_apply
+from delegation.evals.admin import run_link
+from delegation.evals.gate import draft_apply, suites_covering
 from delegation.evals.models import AgentDraft, DraftStatus, PublishRecord
 from delegation.humans.states import (
     agent_annotations,
@@ -125,7 +126,7 @@ class AgentAdmin(admin.ModelAdmin):
     list_filter = ["enabled", "delegatable", "is_entry", "provider", "validate_answers"]
     search_fields = ["name", "display_name", "description"]
     filter_horizontal = ["allowed_subagents"]
-    readonly_fields = ["version", "revisions_link", "knowledge_links"]
+    readonly_fields = ["version", "revisions_link", "knowledge_links", "eval_suites"]
     fieldsets = [
         (None, {"fields": ["name", "display_name", "description", "tags", "system_prompt"]}),
         (
@@ -182,7 +183,7 @@ class AgentAdmin(admin.ModelAdmin):
             "Availability",
             {"fields": ["enabled", "delegatable", "is_entry", "access_group", "access_permission"]},
         ),
-        ("History", {"fields": ["version", "revisions_link"]}),
+        ("History", {"fields": ["version", "revisions_link", "eval_suites"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Agent]:
@@ -219,6 +220,26 @@ class AgentAdmin(admin.ModelAdmin):
             ),
         )
         return format_html("{} (kb_search and kb_documents are offered)", links)
+
+    @admin.display(description="eval suites")
+    def eval_suites(self, obj: Agent) -> str:
+        """The suites that talk to or gate this agent, with their last result."""
+        suites = suites_covering(agent=obj) if obj.pk else []
+        if not suites:
+            return "None: add one under Evals → Eval suites to test this agent's edits."
+        return format_html_join(
+            ", ",
+            '<a href="{}">{}</a>{} ({})',
+            (
+                (
+                    reverse("admin:evals_evalsuite_change", args=[s.pk]),
+                    s.name,
+                    " · gates saves" if s.publish_gate else "",
+                    run_link(s.runs.order_by("-created_at").first()),
+                )
+                for s in suites
+            ),
+        )
 
     @admin.display(description="Revisions")
     def revisions_link(self, obj: Agent) -> str:

@@ -142,7 +142,7 @@ class EvalSuiteAdmin(admin.ModelAdmin):
             self.has_view_permission(request, suite) and request.user.has_perm("evals.add_evalrun")
         ):
             raise PermissionDenied
-        form = RunSuiteForm(request.POST or None)
+        form = RunSuiteForm(request.POST if request.method == "POST" else None)
         if request.method == "POST" and form.is_valid():
             try:
                 run = eval_run_start(

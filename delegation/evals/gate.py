@@ -31,6 +31,13 @@ logger = logging.getLogger(__name__)
 OPEN = (DraftStatus.EVALUATING, DraftStatus.HELD)
 
 
+def suites_covering(*, agent: Agent) -> list[EvalSuite]:
+    """The suites whose cases talk to `agent` or that gate its saves."""
+    return list(
+        EvalSuite.objects.filter(Q(agent=agent) | Q(gate_agents=agent)).distinct().order_by("name")
+    )
+
+
 def suites_gating(*, agent: Agent) -> list[EvalSuite]:
     """The gated suites a save of `agent` must pass (its own and those listing it)."""
     return list(

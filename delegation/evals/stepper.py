@@ -86,7 +86,7 @@ def _claim(run_id: Any) -> uuid.UUID | None:
         EvalRun.objects.filter(pk=run_id)
         .filter(Q(lease_token__isnull=True) | Q(lease_expires_at__lt=now))
         .exclude(status__in=[EvalRunStatus.FINISHED, EvalRunStatus.FAILED])
-        .update(lease_token=token, lease_expires_at=_lease(), started_at=F("started_at"))
+        .update(lease_token=token, lease_expires_at=_lease())
     )
     if not claimed:
         return None

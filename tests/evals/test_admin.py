@@ -162,3 +162,12 @@ def test_staff_without_the_run_permission_cannot_start_one(client, suite):
     client.force_login(staff)
     response = client.post(reverse("admin:evals_evalsuite_run", args=[suite.pk]), {})
     assert response.status_code == 403 and not EvalRun.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_agent_page_lists_its_suites_with_their_last_result(admin_client, suite, entry_agent):
+    url = reverse("admin:agents_agent_change", args=[entry_agent.pk])
+    html = admin_client.get(url).content.decode()
+    assert reverse("admin:evals_evalsuite_change", args=[suite.pk]) in html and "(—)" in html
+    admin_client.post(reverse("admin:evals_evalsuite_run", args=[suite.pk]), {})
+    assert "1/1 (100.0%) passed" in admin_client.get(url).content.decode()
