@@ -7,11 +7,11 @@ from django.utils.safestring import SafeString, mark_safe
 
 from agents.map import DelegationMap, MapNode
 
-WIDTH, HEIGHT, GAP_X, GAP_Y, PAD = 240, 104, 80, 28, 16
+WIDTH, HEIGHT, GAP_X, GAP_Y, PAD = 212, 104, 56, 28, 16
 LINE = 16
 
 
-def _short(text: str, limit: int = 34) -> str:
+def _short(text: str, limit: int = 30) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
