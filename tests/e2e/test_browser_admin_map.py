@@ -127,3 +127,26 @@ def test_trace_nests_folds_and_shows_tool_calls(team, start_asgi_server, browser
     page.locator(f"#run-{finance.pk} > summary").click()  # fold finance: its expert hides
     assert not sql_node.is_visible()
     assert problems(page) == []
+
+
+def test_new_agent_offer_and_coloured_revision_diff(team, start_asgi_server, browser_page):
+    server = start_asgi_server()
+    page = browser_page
+    admin_sign_in(page, server.url)
+    page.goto(server.url + "/admin/agents/agent/add/")
+    page.fill("#id_name", "travel")
+    page.fill("#id_display_name", "Travel")
+    page.fill("#id_description", "Trips and airports.")
+    page.fill("#id_tags", "travel, airport")
+    page.click("input[name=_save]")
+    page.click("text=Add it to Assistant's experts")
+    assert "Travel is now one of Assistant's experts." in page.inner_text(".messagelist")
+    page.goto(server.url + "/admin/agents/agent/")
+    page.click("text=Assistant")
+    page.click("text=revision(s): diff and restore")
+    row = page.locator(".revision-diff").first.locator('[data-field="allowed_subagents"]')
+    assert "+ travel" in row.inner_text()
+    added = row.locator("ins.diff-new")
+    assert added.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(221, 255, 221)"
+    screenshots(page, "admin-agent-revisions")
+    assert problems(page) == []
