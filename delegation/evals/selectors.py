@@ -113,14 +113,28 @@ def _change(before: str | None, after: str) -> str:
     return "same"
 
 
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def result_rows(*, run: EvalRun) -> list[dict[str, Any]]:
-    """Each case's result with its failing and unjudged expectations picked out."""
+    """Each case's result with its failing and unjudged expectations picked out, and values
+    shown as JSON."""
     rows = []
     for result in run.results.order_by("position"):
-        outcomes = result.expectations or []
+        outcomes = [
+            {**o, "expected_text": _json(o["expected"]), "actual_text": _json(o["actual"])}
+            for o in result.expectations or []
+        ]
+        calls = [
+            {**c, "arguments_text": _json(c.get("arguments"))}
+            for c in (result.evidence or {}).get("tool_calls", [])
+        ]
         rows.append(
             {
                 "result": result,
+                "outcomes": outcomes,
+                "calls": calls,
                 "failing": [o for o in outcomes if o["status"] in (FAIL, "error")],
                 "unavailable": [o for o in outcomes if o["status"] == UNAVAILABLE],
             }
