@@ -432,5 +432,11 @@ SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
         "EvalRunStatusEnum": "delegation.evals.models.EvalRunStatus",
         "EvalCaseStatusEnum": "delegation.evals.models.CaseStatus",
         "AgentDraftStatusEnum": "delegation.evals.models.DraftStatus",
+        # Every other "status" choice set gets its own name in the schema, so no two collide.
+        "RunStatusEnum": "delegation.models.RunStatus",
+        "MessageStatusEnum": "chat.models.MessageStatus",
+        "DocumentStatusEnum": "agents.knowledge.models.DocumentStatus",
+        "InboxItemStatusEnum": "delegation.humans.models.ItemStatus",
+        "ReviewStatusEnum": "delegation.humans.models.ReviewStatus",
     }
 )
