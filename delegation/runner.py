@@ -21,8 +21,9 @@ from delegation.citations import (
 )
 from delegation.emitter import RunEmitter
 from delegation.ending import run_end, run_failure
+from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS, fallback_plan
-from delegation.humans.models import Verdict
+from delegation.humans.models import ActivityKind, Verdict
 from delegation.humans.reviews import turn_assess
 from delegation.humans.validation import Check, answer_check
 from delegation.lease import LeaseKeeper
@@ -249,4 +250,11 @@ def _end(
 ) -> AdvanceOutcome:
     if not run_end(run=run, status=status, answer=answer, error=error, emitter=emitter):
         return AdvanceOutcome("stopped")
+    if error:
+        activity_record(
+            kind=ActivityKind.ERROR,
+            run=run,
+            summary=f"{run.agent_config['display_name']} {status}: {error['message']}",
+            data={"code": error["code"], "detail": error.get("detail", "")[:500]},
+        )
     return AdvanceOutcome(status)

@@ -9,7 +9,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from delegation.ending import run_end, run_failure
+from delegation.humans.activity import activity_record
 from delegation.humans.decisions import items_expire
+from delegation.humans.models import ActivityKind
 from delegation.humans.watchdog import waits_check
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.services import run_enqueue
@@ -48,12 +50,20 @@ def runs_sweep() -> dict[str, int]:
     now = timezone.now()
     timed_out = waits["timed_out"]
     for run in Run.objects.filter(deadline__lt=now).exclude(status__in=FINAL_STATUSES)[:BATCH]:
-        timed_out += run_end(
+        ended = run_end(
             run=run,
             status=RunStatus.TIMED_OUT,
             fenced=False,
             error=run_failure("run_timeout", "The run went past its deadline."),
         )
+        if ended:
+            activity_record(
+                kind=ActivityKind.ERROR,
+                run=run,
+                summary=f"{run.agent_config['display_name']} timed out past its deadline",
+                data={"code": "run_timeout"},
+            )
+        timed_out += ended
     # A dead worker's run (lease expired) is re-sent at most once per lease period, and a queued
     # run whose task was lost once per QUEUED_STALE_SECONDS; `queued_at` records the last send.
     # The lease itself is left alone: the next claim sees it expired and takes over.

@@ -25,7 +25,7 @@ from agents.models import Agent
 from chat.api import TimestampCursor
 from config.api_errors import ERRORS, ErrorSerializer
 from delegation.humans.decisions import item_cancel, item_decide
-from delegation.humans.models import Activity, ItemKind, ItemStatus
+from delegation.humans.models import Activity, ActivityKind, ItemKind, ItemStatus
 from delegation.humans.reviews import review_decide
 from delegation.humans.selectors import (
     access_inbox_item,
@@ -79,6 +79,7 @@ class InboxListView(APIView):
             OpenApiParameter(
                 "status",
                 str,
+                enum=["pending", "decided", "all"],
                 description="pending (default), decided (every other status), or all.",
             ),
             OpenApiParameter("kind", str, enum=ItemKind.values),
@@ -160,7 +161,9 @@ class ReviewListView(APIView):
     @extend_schema(
         operation_id="reviews_list",
         parameters=[
-            OpenApiParameter("status", str, description="pending (default), done, or all."),
+            OpenApiParameter(
+                "status", str, enum=["pending", "done", "all"], description="pending (default)."
+            ),
             OpenApiParameter("agent", str, description="The flagged agent's name."),
             OpenApiParameter("cursor", str, description="From a page's next/previous link."),
         ],
@@ -217,13 +220,13 @@ class ReviewDecisionView(APIView):
 
 
 def _activity(request: Request) -> QuerySet[Activity]:
-    query = ActivityQuerySerializer(data=request.query_params)
+    query = ActivityQuerySerializer(data=request.query_params.dict())
     query.is_valid(raise_exception=True)
     filters = query.validated_data
     rows = Activity.objects.select_related("user", "actor")
     if "kind" in filters:
         rows = rows.filter(kind=filters["kind"])
-    if "agent" in filters:
+    if filters.get("agent"):
         rows = rows.filter(agent_name=filters["agent"])
     if "run" in filters:
         rows = rows.filter(Q(root_id=filters["run"]) | Q(run_id=filters["run"]))
@@ -235,9 +238,11 @@ def _activity(request: Request) -> QuerySet[Activity]:
 
 
 ACTIVITY_FILTERS = [
-    OpenApiParameter("kind", str, description="One activity kind, e.g. escalation_raised."),
-    OpenApiParameter("agent", str, description="An agent's name."),
-    OpenApiParameter("run", str, description="A turn's root run id (or any run's id)."),
+    OpenApiParameter("kind", str, enum=ActivityKind.values, description="One activity kind."),
+    OpenApiParameter("agent", str, description="An agent's name (empty: every agent)."),
+    OpenApiParameter(
+        "run", OpenApiTypes.UUID, description="A turn's root run id (or any run's id)."
+    ),
     OpenApiParameter("since", OpenApiTypes.DATETIME),
     OpenApiParameter("until", OpenApiTypes.DATETIME),
 ]

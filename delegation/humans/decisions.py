@@ -79,12 +79,14 @@ def items_expire() -> int:
             done += 1
         except AppError:
             continue  # decided meanwhile
-    orphaned = InboxItem.objects.filter(
-        status=ItemStatus.PENDING, run__status__in=FINAL_STATUSES
-    ).values_list("pk", flat=True)[:BATCH]
-    InboxItem.objects.filter(pk__in=list(orphaned), status=ItemStatus.PENDING).update(
-        status=ItemStatus.CANCELLED, decided_at=now
-    )
+    orphaned = InboxItem.objects.filter(status=ItemStatus.PENDING, run__status__in=FINAL_STATUSES)
+    for item in orphaned.select_related("run", "user")[:BATCH]:
+        closed = InboxItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
+            status=ItemStatus.CANCELLED, decided_at=now
+        )
+        if closed:
+            item.refresh_from_db()
+            inbox_notify(item, "inbox.item_decided")  # staff pages drop it
     return done
 
 

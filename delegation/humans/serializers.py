@@ -174,11 +174,11 @@ class ActivityQuerySerializer(serializers.Serializer):
     """Filters of the activity log."""
 
     kind = serializers.ChoiceField(choices=ActivityKind.values, required=False)
-    agent = serializers.CharField(required=False, max_length=64)
+    agent = serializers.CharField(required=False, allow_blank=True, max_length=64)
     run = serializers.UUIDField(required=False, help_text="The turn (root run) or any run in it.")
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
-    cursor = serializers.CharField(required=False)
+    cursor = serializers.CharField(required=False, allow_blank=True)
 
 
 class AgentStateSerializer(serializers.Serializer):

@@ -12,7 +12,7 @@ from django.test import Client
 
 from delegation.humans.models import Activity, InboxItem
 from tests.factories import make_user
-from tests.fake_openai import delegate, text, tool_call
+from tests.fake_openai import delegate, error, text, tool_call
 from tests.humans.conftest import agent
 from tests.humans.helpers import client, decide, start
 
@@ -100,3 +100,13 @@ def test_the_activity_log_filters_and_exports(user, staff, team):
     assert denied.status_code == 403 and denied.json()["error"]["code"] == "permission_denied"
     assert client(user).get("/api/v1/activity/").status_code == 403
     assert client(user).get("/api/v1/agent-states/").status_code == 403
+
+
+def test_a_failed_run_and_a_refused_delegation_are_activity_rows(user, team):
+    agent("boss", is_entry=True, subagents=(agent("fin"),))
+    team.script("boss", delegate("nobody", "help"), error(500, "upstream exploded"))
+    root = start(user)
+    rows = dict(Activity.objects.filter(root_id=root.id).values_list("kind", "summary"))
+    assert "could not ask nobody" in rows["delegation_refused"]
+    assert rows["error"].startswith("Boss failed: ") and "upstream" not in rows["error"]
+    assert Activity.objects.get(kind="error").data["code"] == "model_unavailable"
