@@ -10,6 +10,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Subquery, Sum
 
 from delegation.models import Run
@@ -49,8 +50,11 @@ _TOTALS = {
 
 
 def ledger(*, start: date, end: date, user: Any = None) -> QuerySet[UsageRecord]:
-    """Ledger rows of the days from `start` to `end` (both included), one user's if given."""
-    rows = UsageRecord.objects.filter(day__gte=start, day__lte=end)
+    """Ledger rows of the days from `start` to `end` (both included), one user's if given.
+    Eval turns (their sandbox users) are not usage anyone incurred: reports leave them out."""
+    rows = UsageRecord.objects.filter(day__gte=start, day__lte=end).exclude(
+        user__username__startswith=settings.EVALS_SANDBOX_PREFIX
+    )
     return rows if user is None else rows.filter(user=user)
 
 

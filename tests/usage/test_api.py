@@ -155,3 +155,11 @@ def test_costly_turns_come_with_the_cost_of_every_run_in_their_tree(settings, us
         ("Boss", 0, 2, "0.0000360000"),
         ("Finance", 1, 1, "0.0000180000"),
     ]
+
+
+def test_eval_turns_are_left_out_of_usage_reports(ledger, staff, settings):
+    sandbox = make_user(f"{settings.EVALS_SANDBOX_PREFIX}case-1")
+    record(sandbox, "boss", TODAY, "7.0000000000", uuid.uuid4())
+    response = staff.get("/api/v1/usage/", {"group_by": "user"})
+    keys = [key for key, *_ in rows(response)]
+    assert keys and not any(key.startswith(settings.EVALS_SANDBOX_PREFIX) for key in keys)
