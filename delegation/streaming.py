@@ -78,15 +78,17 @@ class MessageStream:
 
     def keep_text(self) -> None:
         """After the run ended elsewhere (stopped, timed out, taken over): keep the words
-        already shown in the saved message, without changing its status or emitting."""
+        already shown (sent as deltas, not those still waiting in the coalescing window) in
+        the saved message, without changing its status or emitting."""
         if not self._started:
             return
+        shown = self.text[: self._sent]
         ended = ChatMessage.objects.filter(pk=self.message_id).exclude(
             status=MessageStatus.STREAMING
         )
         saved = ended.values_list("content", flat=True).first()
-        if saved is not None and len(saved) < len(self.text) and self.text.startswith(saved):
-            ended.update(content=self.text)
+        if saved is not None and len(saved) < len(shown) and shown.startswith(saved):
+            ended.update(content=shown)
 
     @property
     def started(self) -> bool:
@@ -103,10 +105,11 @@ class MessageStream:
 
     def _flush(self, now: float) -> None:
         if len(self.text) > self._sent:
-            self.emitter.emit(
+            sent = self.emitter.emit(
                 "message.delta", self.message_id, text=self.text[self._sent :], offset=self._sent
             )
-            self._sent = len(self.text)
+            if sent:  # a delta dropped because the run ended was never shown
+                self._sent = len(self.text)
         self._flushed_at = now
 
     def _save(self, status: str, citations: list[dict[str, Any]] | None = None) -> None:
