@@ -21,7 +21,7 @@ from chat.models import ChatSession
 from chat.selectors import access_session, message_as_event_data
 from chat.services import preference_set_timezone
 from config.errors import AppError, NotFound
-from delegation.humans.decisions import item_cancel, item_decide
+from delegation.humans.decisions import item_cancel, item_decide, items_close_stopped
 from delegation.humans.selectors import access_inbox_item
 from delegation.selectors import access_run, session_snapshot
 from delegation.turns import turn_start, turn_stop
@@ -226,7 +226,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         run_id = _uuid(frame, "run_id")
 
         def stop() -> None:
-            turn_stop(run=access_run(self.user, run_id))
+            run = access_run(self.user, run_id)
+            turn_stop(run=run)
+            items_close_stopped(run=run)  # its questions and approvals stop waiting
 
         await database_sync_to_async(stop)()
 

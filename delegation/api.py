@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import ErrorSerializer
+from delegation.humans.decisions import items_close_stopped
 from delegation.models import Run
 from delegation.selectors import access_run, run_tree
 from delegation.serializers import TurnSerializer
@@ -48,6 +49,7 @@ class RunCancelView(APIView):
         """Cancel (a run that already ended is answered as it is)."""
         run = access_run(request.user, run_id)
         turn_stop(run=run)
+        items_close_stopped(run=run)  # its questions and approvals stop waiting
         run.refresh_from_db()
         return Response(
             TurnSerializer(run, context={**_tree_context(run), "request": request}).data,

@@ -285,7 +285,9 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
     call_id = child.parent_tool_call_id
     with transaction.atomic():
         caller = (
-            Run.objects.select_for_update().select_related("root", "user").get(pk=child.parent_id)
+            Run.objects.select_for_update(of=("self",))
+            .select_related("root", "user")
+            .get(pk=child.parent_id)
         )
         if caller.is_final or plan.target is None:
             return None

@@ -14,7 +14,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.registry import get_tool
+from chat.models import ChatMessage, MessageStatus
 from config.errors import AppError
+from delegation.ending import subtree_ids
 from delegation.humans.activity import activity_record
 from delegation.humans.models import (
     ActivityKind,
@@ -25,7 +27,7 @@ from delegation.humans.models import (
     ItemStatus,
 )
 from delegation.humans.notify import inbox_notify, session_notify
-from delegation.humans.selectors import may_decide
+from delegation.humans.selectors import human_info, may_decide
 from delegation.models import FINAL_STATUSES, Run
 from delegation.services import run_resume_if_ready
 
@@ -71,23 +73,48 @@ def item_cancel(*, item: InboxItem, user: Any) -> InboxItem:
 def items_expire() -> int:
     """Items past their deadline expire (their runs go on with "no answer from a human");
     pending items of runs that ended (a stopped turn) are closed as cancelled."""
-    now = timezone.now()
     done = 0
-    for item in InboxItem.objects.filter(status=ItemStatus.PENDING, deadline__lt=now)[:BATCH]:
+    expired = InboxItem.objects.filter(status=ItemStatus.PENDING, deadline__lt=timezone.now())
+    for item in expired[:BATCH]:
         try:
             _close(item, {"status": ItemStatus.EXPIRED}, actor=None, kind=ActivityKind.WAIT_EXPIRED)
             done += 1
         except AppError:
             continue  # decided meanwhile
-    orphaned = InboxItem.objects.filter(status=ItemStatus.PENDING, run__status__in=FINAL_STATUSES)
-    for item in orphaned.select_related("run", "user")[:BATCH]:
-        closed = InboxItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
-            status=ItemStatus.CANCELLED, decided_at=now
-        )
-        if closed:
-            item.refresh_from_db()
-            inbox_notify(item, "inbox.item_decided")  # staff pages drop it
+    items_close_ended()
     return done
+
+
+def items_close_ended(*, run_ids: list[Any] | None = None) -> int:
+    """Close as cancelled the pending items of runs that ended (a stopped turn), so staff stop
+    seeing them and the chat stops offering them; `run_ids` limits it to those runs."""
+    orphaned = InboxItem.objects.filter(status=ItemStatus.PENDING, run__status__in=FINAL_STATUSES)
+    if run_ids is not None:
+        orphaned = orphaned.filter(run_id__in=run_ids)
+    closed = 0
+    for item in orphaned.select_related("run", "user")[:BATCH]:
+        if InboxItem.objects.filter(pk=item.pk, status=ItemStatus.PENDING).update(
+            status=ItemStatus.CANCELLED, decided_at=timezone.now()
+        ):
+            item.refresh_from_db()
+            _message_closed(item)
+            inbox_notify(item, "inbox.item_decided")  # staff pages drop it
+            closed += 1
+    return closed
+
+
+def items_close_stopped(*, run: Run) -> int:
+    """After a stop: close the pending items of the run and every run below it."""
+    return items_close_ended(run_ids=subtree_ids(run=run))
+
+
+def _message_closed(item: InboxItem) -> None:
+    """The call's tool message says the wait ended with its run (a reload shows no question)."""
+    message = ChatMessage.objects.filter(pk=item.message_id).first()
+    if message is not None and message.tool:
+        message.tool = {**message.tool, "human": human_info(item)}
+        message.status = MessageStatus.CANCELLED
+        message.save(update_fields=["tool", "status", "updated_at"])
 
 
 def _close(item: InboxItem, fields: dict[str, Any], *, actor: Any, kind: str) -> InboxItem:
@@ -111,6 +138,7 @@ def _close(item: InboxItem, fields: dict[str, Any], *, actor: Any, kind: str) ->
             run_resume_if_ready(run_id=item.run_id)
             return item
     if updated:  # closed because the run had ended
+        _message_closed(item)
         inbox_notify(item, "inbox.item_decided")
         raise AppError(
             "already_decided",

@@ -249,6 +249,10 @@ def test_a_stopped_turn_closes_its_wait_and_a_decision_is_told_so(user, staff, t
     run = start(user)
     item = InboxItem.objects.get(run=run)
     assert client(user).post(f"/api/v1/runs/{run.id}/cancel/").status_code == 202
+    item.refresh_from_db()
+    assert item.status == ItemStatus.CANCELLED  # at once, not at the next sweep
+    message = ChatMessage.objects.get(run=run, role=MessageRole.TOOL)
+    assert message.tool["human"]["status"] == "cancelled" and message.status == "cancelled"
     response = decide(client(staff), item.id, decision="approve", answer="yes")
     assert response.status_code == 409 and response.json()["error"]["code"] == "already_decided"
     item.refresh_from_db()
