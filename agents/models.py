@@ -47,7 +47,7 @@ def validate_fallback_chain(value: object) -> None:
         )
     if len(set(value)) != len(value):
         raise ValidationError("A step is listed twice.")
-    for index, step in enumerate(value[:-1]):
+    for step in value[:-1]:
         if step in ("low_confidence", "unanswered"):
             raise ValidationError(f"“{step}” ends the chain: it must be the last step.")
 
