@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from chat.models import ApiToken, ChatMessage, ChatPreference, ChatSession
+from chat.models import ApiToken, ChatMessage, ChatPreference, ChatSession, MessageFeedback
 from chat.tokens import token_create, token_revoke
 
 
@@ -33,14 +33,47 @@ class ChatSessionAdmin(admin.ModelAdmin):
     inlines = [ChatMessageInline]
 
 
+class MessageFeedbackInline(admin.TabularInline):
+    """Users' ratings of this answer."""
+
+    model = MessageFeedback
+    fields = ["user", "rating", "note", "updated_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
 @admin.register(ChatMessage)
 class ChatMessageAdmin(admin.ModelAdmin):
-    """Every message, filterable by role and status."""
+    """Every message, filterable by role and status; older branches (tried again or edited)
+    are marked by `superseded_by`."""
 
-    list_display = ["id", "session", "role", "status", "created_at"]
-    list_filter = ["role", "status"]
+    list_display = ["id", "session", "role", "status", "origin", "created_at"]
+    list_filter = ["role", "status", "origin", ("superseded_by", admin.EmptyFieldListFilter)]
     search_fields = ["id", "content"]
-    raw_id_fields = ["session", "run"]
+    raw_id_fields = ["session", "run", "edited_from"]
+    inlines = [MessageFeedbackInline]
+
+
+@admin.register(MessageFeedback)
+class MessageFeedbackAdmin(admin.ModelAdmin):
+    """Thumbs up and down on answers, with the users' notes (read-only: they are the users')."""
+
+    list_display = ["updated_at", "rating", "user", "answer", "note"]
+    list_filter = ["rating", "updated_at"]
+    search_fields = ["note", "user__username", "message__content"]
+    list_select_related = ["user", "message"]
+    readonly_fields = ["message", "user", "rating", "note", "created_at", "updated_at"]
+
+    @admin.display(description="answer")
+    def answer(self, obj: MessageFeedback) -> str:
+        """The start of the rated answer."""
+        text = obj.message.content
+        return text[:80] + ("…" if len(text) > 80 else "")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        """Feedback comes from users only."""
+        return False
 
 
 admin.site.register(ChatPreference)

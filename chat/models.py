@@ -45,6 +45,13 @@ class MessageStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
+class MessageOrigin(models.TextChoices):
+    """Where a user message came from, when not from the user typing it."""
+
+    TYPED = "", "typed by the user"
+    SCHEDULED = "scheduled", "a scheduled prompt"
+
+
 class ChatMessage(models.Model):
     """One message as the user sees it; agent and tool messages carry their agent tag and run."""
 
@@ -63,6 +70,15 @@ class ChatMessage(models.Model):
     status = models.CharField(
         max_length=10, choices=MessageStatus.choices, default=MessageStatus.COMPLETED
     )
+    # A user message that was not typed by the user (a scheduled prompt sent as the user).
+    origin = models.CharField(max_length=10, choices=MessageOrigin.choices, blank=True)
+    # An edited user message points at the one it replaces.
+    edited_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Set when a regenerated or edited turn replaced this message: the id of the new turn's root
+    # run. The message stays in the history as an older branch; the models no longer read it.
+    superseded_by = models.UUIDField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -72,6 +88,35 @@ class ChatMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:40]}"
+
+
+class FeedbackRating(models.IntegerChoices):
+    """Thumbs up or down."""
+
+    UP = 1, "thumbs up"
+    DOWN = -1, "thumbs down"
+
+
+class MessageFeedback(models.Model):
+    """A user's thumbs up or down on an answer, with an optional note (one per user and answer)."""
+
+    message = models.ForeignKey(ChatMessage, on_delete=models.CASCADE, related_name="feedback")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="message_feedback"
+    )
+    rating = models.SmallIntegerField(choices=FeedbackRating.choices)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["message", "user"], name="chat_feedback_once_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_rating_display()} by {self.user} on {self.message_id}"
 
 
 class ChatPreference(models.Model):

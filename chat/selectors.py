@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from chat.models import ChatMessage, ChatSession
+from chat.models import ChatMessage, ChatSession, MessageRole
 from config.errors import NotFound
 
 
@@ -41,6 +41,44 @@ def message_as_event_data(message: ChatMessage) -> dict[str, Any]:
         "tool": message.tool,
         "status": message.status,
         "citations": message.citations,
+        "origin": message.origin,
+        "edited_from": str(message.edited_from_id) if message.edited_from_id else None,
+        "superseded_by": str(message.superseded_by) if message.superseded_by else None,
         "created_at": message.created_at.isoformat(),
         "updated_at": message.updated_at.isoformat(),
     }
+
+
+SNIPPET_CHARS = 90
+
+
+def sessions_search(*, user: Any, query: str) -> QuerySet[ChatSession]:
+    """The user's sessions whose title or any user or agent message contains `query` (case
+    insensitive, any script), most recently active first."""
+    query = query.strip()
+    hits = ChatMessage.objects.filter(
+        session=OuterRef("pk"),
+        role__in=[MessageRole.USER, MessageRole.AGENT],
+        content__icontains=query,
+    )
+    return sessions_of(user=user).filter(Q(title__icontains=query) | Exists(hits))
+
+
+def search_snippet(*, session: ChatSession, query: str) -> str:
+    """A short excerpt of the session's latest message containing `query` ("" when only the
+    title matched)."""
+    message = (
+        session.messages.filter(
+            role__in=[MessageRole.USER, MessageRole.AGENT], content__icontains=query.strip()
+        )
+        .order_by("-created_at")
+        .only("content")
+        .first()
+    )
+    if message is None:
+        return ""
+    text = " ".join(message.content.split())
+    at = text.lower().find(query.strip().lower())
+    start = max(0, at - SNIPPET_CHARS // 3)
+    excerpt = text[start : start + SNIPPET_CHARS]
+    return ("…" if start else "") + excerpt + ("…" if start + SNIPPET_CHARS < len(text) else "")

@@ -8,31 +8,51 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent
 from agents.selectors import agent_usable_by
 from chat.selectors import sessions_of
 
-# Starters on the empty page; each one works with the built-in offline model's rules too.
-SUGGESTIONS = [
-    "What is 12*(3+4)?",
-    "What time is it?",
-    "Budget check: what is 1200*0.05?",
-    "Search my chats for budget",
+# Starters on the empty page, each offered only when what answers it is there (an expert of the
+# entry agent this user may use, or a tool of the entry agent), and each worded so the built-in
+# offline model's rules route it too; translated into the user's language.
+SUGGESTIONS: list[tuple[str, str, Any]] = [
+    ("expert", "tasks", _("Add a task: pick up Mum at the airport on Saturday morning")),
+    ("expert", "weather", _("Will it rain in Taipei tomorrow?")),
+    ("expert", "hr", _("Leave rules: how many days of sick leave do I get?")),
+    ("expert", "finance", _("Budget check: what is 1200*0.05?")),
+    ("tool", "current_time", _("What time is it?")),
+    ("tool", "calculate", _("What is 12*(3+4)?")),
 ]
+MAX_SUGGESTIONS = 4
 
 FIRST_PAINT_SESSIONS = 100  # the rest come from /api/v1/sessions/ ("Show more")
 
 
-def usable_experts(*, entry: Agent, user: Any) -> list[str]:
-    """Display names of the experts the entry agent may ask that this user may use: an expert
-    behind an access rule the user does not pass is not offered on the start page."""
+def usable_experts(*, entry: Agent, user: Any) -> list[Agent]:
+    """The experts the entry agent may ask that this user may use: an expert behind an access
+    rule the user does not pass is not offered on the start page."""
     experts = (
         entry.allowed_subagents.filter(enabled=True, delegatable=True)
         .select_related("access_group")
         .order_by("display_name")
     )
-    return [agent.display_name for agent in experts if agent_usable_by(agent=agent, user=user)]
+    return [agent for agent in experts if agent_usable_by(agent=agent, user=user)]
+
+
+def suggestions_for(*, entry: Agent | None, experts: list[Agent]) -> list[str]:
+    """The start page's suggestions this entry agent and these experts can answer."""
+    if entry is None:
+        return []
+    names = {agent.name for agent in experts}
+    tools = set(entry.tool_keys or [])
+    offered = [
+        str(text)
+        for kind, needs, text in SUGGESTIONS
+        if (needs in names if kind == "expert" else needs in tools)
+    ]
+    return offered[:MAX_SUGGESTIONS]
 
 
 @login_required
@@ -50,9 +70,9 @@ def chat_index(request: HttpRequest) -> HttpResponse:
         "sessions": sessions[:FIRST_PAINT_SESSIONS],
         "more_sessions": len(sessions) > FIRST_PAINT_SESSIONS,
         "entry_agent": entry,
-        "experts": experts,
+        "experts": [agent.display_name for agent in experts],
         "offline": offline,
-        "suggestions": SUGGESTIONS,
+        "suggestions": suggestions_for(entry=entry, experts=experts),
         "page_title": entry.display_name if entry else "Agents",
         "max_chars": settings.CHAT_MAX_MESSAGE_CHARS,
     }

@@ -18,6 +18,13 @@ from chat.api import (
     TokenDetailView,
     TokenListView,
 )
+from chat.api_actions import (
+    EditView,
+    FeedbackView,
+    RegenerateView,
+    SessionFeedbackView,
+    SessionSearchView,
+)
 from chat.sse import run_events, session_events
 from delegation.api import RunCancelView, RunDetailView
 from delegation.evals.api import (
@@ -64,6 +71,27 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/", SessionDetailView.as_view(), name="session-detail"),
     path("sessions/<uuid:session_id>/memory/", SessionMemoryView.as_view(), name="session-memory"),
     path("sessions/<uuid:session_id>/messages/", MessageListView.as_view(), name="message-list"),
+    path("sessions/search/", SessionSearchView.as_view(), name="session-search"),
+    path(
+        "sessions/<uuid:session_id>/feedback/",
+        SessionFeedbackView.as_view(),
+        name="session-feedback",
+    ),
+    path(
+        "sessions/<uuid:session_id>/messages/<uuid:message_id>/regenerate/",
+        RegenerateView.as_view(),
+        name="message-regenerate",
+    ),
+    path(
+        "sessions/<uuid:session_id>/messages/<uuid:message_id>/edit/",
+        EditView.as_view(),
+        name="message-edit",
+    ),
+    path(
+        "sessions/<uuid:session_id>/messages/<uuid:message_id>/feedback/",
+        FeedbackView.as_view(),
+        name="message-feedback",
+    ),
     path("sessions/<uuid:session_id>/events/", session_events, name="session-events"),
     path("runs/<uuid:run_id>/", RunDetailView.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/cancel/", RunCancelView.as_view(), name="run-cancel"),

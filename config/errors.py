@@ -27,6 +27,8 @@ ERROR_CODES: dict[str, str] = {
     "token_not_found": "No such API token, or it belongs to someone else.",
     "agent_not_found": "No such agent, or the user may not use it.",
     "message_id_conflict": "The message id is already used by another message.",
+    "message_not_found": "No such message in the session, or it belongs to someone else.",
+    "message_superseded": "The message was replaced by a newer version (tried again or edited).",
     "session_id_conflict": "The session id is already used by someone else's session.",
     "turn_in_progress": "The session's previous turn is still running.",
     "no_entry_agent": "No enabled entry agent is configured.",

@@ -1,27 +1,31 @@
 """Turns: a user's message starts the entry agent's run; stopping a turn stops its whole tree.
 
-The one place the websocket, the REST API and scheduled prompts start and stop turns.
+The one place the websocket, the REST API and scheduled prompts start and stop turns. A turn can
+be tried again (regenerated) or its message edited and sent again: the new turn continues the
+conversation from that point, and what it replaces stays in the history as an older branch
+(`ChatMessage.superseded_by`), which models no longer read.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, QuerySet
 
 from agents.models import Agent
 from agents.selectors import agent_entry_for, agent_usable_by
 from chat.events import emit, envelope
-from chat.models import ChatMessage, ChatSession, MessageRole
+from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
 from chat.selectors import message_as_event_data
-from chat.services import session_title_from
 from config.errors import AppError, NotFound
 from delegation.ending import run_stop
-from delegation.models import Run
-from delegation.selectors import model_history, session_active_run
+from delegation.models import FINAL_STATUSES, Run
+from delegation.selectors import session_active_run
 from delegation.services import run_create, run_enqueue
 
 ROUTING_FLAGS = ("force_strict", "force_guide", "debug")
@@ -43,13 +47,39 @@ def turn_start(
     message_id: uuid.UUID,
     text: str,
     flags: dict[str, bool] | None = None,
+    origin: str = MessageOrigin.TYPED,
 ) -> SentMessage:
     """Store the user's message and start the entry agent on it; a repeated id changes nothing.
 
     `flags`: `force_strict` / `force_guide` (routing overrides) and `debug` (a staff user's
-    socket gets the `routing.decided` event).
+    socket gets the `routing.decided` event). `origin`: "scheduled" for a scheduled prompt.
     """
-    request = {k: bool(v) for k, v in (flags or {}).items() if k in ROUTING_FLAGS and v}
+    if origin not in MessageOrigin.values:
+        raise ValueError(f"unknown message origin {origin!r}")
+    text = _clean_text(text)
+    request = _flags(flags)
+    for attempt in range(2):
+        try:
+            return _start(
+                user=user,
+                session_id=session_id,
+                message_id=message_id,
+                text=text,
+                flags=request,
+                origin=origin,
+            )
+        except IntegrityError:
+            if attempt:  # a concurrent duplicate won the race twice: something else is wrong
+                raise
+    raise AssertionError("unreachable")
+
+
+def _flags(flags: dict[str, bool] | None) -> dict[str, bool]:
+    return {k: bool(v) for k, v in (flags or {}).items() if k in ROUTING_FLAGS and v}
+
+
+def _clean_text(text: str) -> str:
+    """The message text, trimmed; empty, NUL-carrying or too long text is refused."""
     text = text.strip()
     if not text:
         raise AppError("empty_message", "The message is empty.")
@@ -61,68 +91,277 @@ def turn_start(
             f"The message is {len(text)} characters; "
             f"the limit is {settings.CHAT_MAX_MESSAGE_CHARS}.",
         )
-    for attempt in range(2):
-        try:
-            return _start(
-                user=user, session_id=session_id, message_id=message_id, text=text, flags=request
-            )
-        except IntegrityError:
-            if attempt:  # a concurrent duplicate won the race twice: something else is wrong
-                raise
-    raise AssertionError("unreachable")
+    return text
 
 
 @transaction.atomic
 def _start(
-    *, user: Any, session_id: uuid.UUID, message_id: uuid.UUID, text: str, flags: dict[str, bool]
+    *,
+    user: Any,
+    session_id: uuid.UUID,
+    message_id: uuid.UUID,
+    text: str,
+    flags: dict[str, bool],
+    origin: str,
 ) -> SentMessage:
-    existing = ChatMessage.objects.filter(pk=message_id).select_related("session").first()
+    existing = _existing(user=user, session_id=session_id, message_id=message_id)
     if existing is not None:
-        if existing.session.user_id != user.pk or existing.session_id != session_id:
-            raise AppError("message_id_conflict", "That message id is already in use.", status=409)
-        return SentMessage(existing, Run.objects.filter(user_message=existing).first(), False)
+        return existing
     session = ChatSession.objects.select_for_update().filter(pk=session_id).first()
     if session is None:
         agent = agent_entry_for(user=user)
         session = ChatSession.objects.create(
-            id=session_id, user=user, agent=agent, title=session_title_from(text)
+            id=session_id, user=user, agent=agent, title=title_from(text)
         )
     elif session.user_id != user.pk:
         raise NotFound("session")
     else:
         agent = _session_agent(session=session, user=user)
+    _no_turn_running(session)
+    message = ChatMessage.objects.create(
+        id=message_id, session=session, role=MessageRole.USER, content=text, origin=origin
+    )
+    run = _begin(session=session, agent=agent, user=user, message=message, flags=flags)
+    if not session.title:  # a session created empty is named after its first message
+        session.title = title_from(text)
+    session.save(update_fields=["title", "updated_at"])
+    return SentMessage(message, run, True)
+
+
+def _existing(*, user: Any, session_id: uuid.UUID, message_id: uuid.UUID) -> SentMessage | None:
+    """A message already stored under this id (a retry), or None; another's id conflicts."""
+    existing = ChatMessage.objects.filter(pk=message_id).select_related("session").first()
+    if existing is None:
+        return None
+    if existing.session.user_id != user.pk or existing.session_id != session_id:
+        raise AppError("message_id_conflict", "That message id is already in use.", status=409)
+    run = Run.objects.filter(user_message=existing, parent__isnull=True).order_by("-created_at")
+    return SentMessage(existing, run.first(), False)
+
+
+def _no_turn_running(session: ChatSession) -> None:
     if session_active_run(session=session) is not None:
         raise AppError(
             "turn_in_progress",
             "The agent is still answering your previous message; wait or stop it.",
         )
-    transcript = [*model_history(session=session), {"role": "user", "content": text}]
-    message = ChatMessage.objects.create(
-        id=message_id, session=session, role=MessageRole.USER, content=text
-    )
+
+
+def _begin(
+    *,
+    session: ChatSession,
+    agent: Agent,
+    user: Any,
+    message: ChatMessage,
+    flags: dict[str, bool],
+    announce: bool = True,
+    since: ChatMessage | None = None,
+) -> Run:
+    """The root run answering `message` with the history of its branch before it (or before
+    `since`, the message it replaces), announced with `message.created`, queued after commit."""
+    history = branch_history(session=session, before=since or message)
     run = run_create(
         agent=agent,
         user=user,
         session=session,
-        task=text,
-        transcript=transcript,
+        task=message.content,
+        transcript=[*history, {"role": "user", "content": message.content}],
         user_message=message,
         routing_request=flags,
     )
-    if not session.title:  # a session created empty is named after its first message
-        session.title = session_title_from(text)
-    session.save(update_fields=["title", "updated_at"])
-    emit(
-        envelope(
-            "message.created",
-            session_id=session.id,
-            run_id=run.id,
-            message_id=message.id,
-            data=message_as_event_data(message),
+    if announce:
+        emit(
+            envelope(
+                "message.created",
+                session_id=session.id,
+                run_id=run.id,
+                message_id=message.id,
+                data=message_as_event_data(message),
+            )
         )
-    )
     run_enqueue(run_id=run.id)
+    return run
+
+
+def turn_regenerate(
+    *,
+    user: Any,
+    session_id: uuid.UUID,
+    message_id: uuid.UUID,
+    flags: dict[str, bool] | None = None,
+) -> SentMessage:
+    """Answer one of the user's messages again (try again, also after a stop or a failure): a
+    new turn for the same message; the answers after it become an older branch."""
+    with transaction.atomic():
+        session, message = _own_user_message(
+            user=user, session_id=session_id, message_id=message_id
+        )
+        _no_turn_running(session)
+        agent = _session_agent(session=session, user=user)
+        run = _begin(
+            session=session,
+            agent=agent,
+            user=user,
+            message=message,
+            flags=_flags(flags),
+            announce=False,
+        )
+        _supersede(session=session, after=message, by=run, including=False)
+        session.save(update_fields=["updated_at"])
     return SentMessage(message, run, True)
+
+
+def turn_edit(
+    *,
+    user: Any,
+    session_id: uuid.UUID,
+    message_id: uuid.UUID,
+    new_message_id: uuid.UUID,
+    text: str,
+    flags: dict[str, bool] | None = None,
+) -> SentMessage:
+    """Send an edited version of one of the user's messages as a new message (`new_message_id`,
+    idempotent like `turn_start`); the original and everything after it become an older branch."""
+    text = _clean_text(text)
+    for attempt in range(2):
+        try:
+            return _edit(
+                user=user,
+                session_id=session_id,
+                message_id=message_id,
+                new_message_id=new_message_id,
+                text=text,
+                flags=_flags(flags),
+            )
+        except IntegrityError:
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _edit(
+    *,
+    user: Any,
+    session_id: uuid.UUID,
+    message_id: uuid.UUID,
+    new_message_id: uuid.UUID,
+    text: str,
+    flags: dict[str, bool],
+) -> SentMessage:
+    existing = _existing(user=user, session_id=session_id, message_id=new_message_id)
+    if existing is not None:
+        if existing.message.edited_from_id != message_id:
+            raise AppError("message_id_conflict", "That message id is already in use.", status=409)
+        return existing
+    session, original = _own_user_message(user=user, session_id=session_id, message_id=message_id)
+    _no_turn_running(session)
+    agent = _session_agent(session=session, user=user)
+    message = ChatMessage.objects.create(
+        id=new_message_id,
+        session=session,
+        role=MessageRole.USER,
+        content=text,
+        edited_from=original,
+    )
+    # The new message is answered from the history before the original, not after it.
+    run = _begin(
+        session=session, agent=agent, user=user, message=message, flags=flags, since=original
+    )
+    _supersede(session=session, after=original, by=run, including=True, keep=message)
+    session.save(update_fields=["updated_at"])
+    return SentMessage(message, run, True)
+
+
+def _own_user_message(
+    *, user: Any, session_id: uuid.UUID, message_id: uuid.UUID
+) -> tuple[ChatSession, ChatMessage]:
+    """The user's session (locked) and one of its user messages on the current branch."""
+    session = ChatSession.objects.select_for_update().filter(pk=session_id, user=user).first()
+    if session is None:
+        raise NotFound("session")
+    message = session.messages.filter(pk=message_id, role=MessageRole.USER).first()
+    if message is None:
+        raise NotFound("message")
+    if message.superseded_by is not None:
+        raise AppError(
+            "message_superseded",
+            "That message was replaced by a newer version; edit or retry the newer one.",
+            status=409,
+        )
+    return session, message
+
+
+def _supersede(
+    *,
+    session: ChatSession,
+    after: ChatMessage,
+    by: Run,
+    including: bool,
+    keep: ChatMessage | None = None,
+) -> None:
+    """Mark what came after `after` (and `after` itself if `including`) as replaced by `by`;
+    older branches in that stretch move under `by` too, so each fold holds all it replaced."""
+    later = session.messages.filter(created_at__gt=after.created_at)
+    if keep is not None:
+        later = later.exclude(pk=keep.pk)
+    later.update(superseded_by=by.id)
+    if including:
+        session.messages.filter(pk=after.pk).update(superseded_by=by.id)
+
+
+def branch_history(
+    *, session: ChatSession, before: ChatMessage | None = None
+) -> list[dict[str, Any]]:
+    """Earlier turns of the current branch as model messages (each user text and its final
+    answer): replaced messages and answers that were tried again are left out."""
+    runs = _branch_runs(session=session)
+    if before is not None:
+        runs = runs.filter(created_at__lt=before.created_at)
+    runs = runs.order_by("-created_at").only("task", "answer", "error", "status")
+    history: list[dict[str, Any]] = []
+    for run in reversed(list(runs[: settings.CHAT_HISTORY_TURNS])):
+        history.append({"role": MessageRole.USER.value, "content": run.task})
+        reply = run.answer or f"(no answer: {(run.error or {}).get('message', run.status)})"
+        history.append({"role": "assistant", "content": reply})
+    return history
+
+
+def _branch_runs(*, session: ChatSession) -> QuerySet[Run]:
+    """The session's finished turns on the current branch."""
+    tried_again = Run.objects.filter(
+        parent__isnull=True,
+        user_message=OuterRef("user_message"),
+        created_at__gt=OuterRef("created_at"),
+    )
+    return (
+        Run.objects.filter(session=session, parent__isnull=True, status__in=FINAL_STATUSES)
+        .exclude(user_message__superseded_by__isnull=False)
+        .exclude(Exists(tried_again))
+    )
+
+
+_COURTESY = re.compile(
+    r"^(?:(?:hi|hey|hello)\b[,!\s]*|please\s+|(?:can|could|would) you(?: please)?\s+|"
+    r"請問|请问|麻煩你|麻烦你|麻煩|麻烦|請|请)+",
+    re.IGNORECASE,
+)
+_HAN = re.compile(r"[\u3400-\u9fff]")
+TITLE_CHARS, TITLE_HAN_CHARS = 42, 18
+
+
+def title_from(text: str) -> str:
+    """A short chat title from a first message: its first line without greetings and
+    courtesies, at most 42 characters (18 Chinese ones), cut at a word."""
+    line = " ".join((text.strip().splitlines() or [""])[0].split())
+    short = _COURTESY.sub("", line).strip(" ,.，。?？!！") or line
+    limit = TITLE_HAN_CHARS if _HAN.search(short) else TITLE_CHARS
+    if len(short) > limit:
+        cut = short[: limit - 1]
+        if not _HAN.search(short) and " " in cut:
+            cut = cut.rsplit(" ", 1)[0]
+        short = cut.rstrip(" ,.;:，。") + "…"
+    return short[:1].upper() + short[1:]
 
 
 def _session_agent(*, session: ChatSession, user: Any) -> Agent:

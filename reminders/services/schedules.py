@@ -71,7 +71,11 @@ def scheduled_prompt_run(*, scheduled_id: int, now: datetime) -> str:
     message_id = uuid.uuid5(_IDS, f"{scheduled.pk}:{now:%Y-%m-%dT%H:%M}")
     try:
         sent = turn_start(
-            user=user, session_id=session.id, message_id=message_id, text=scheduled.prompt
+            user=user,
+            session_id=session.id,
+            message_id=message_id,
+            text=scheduled.prompt,
+            origin="scheduled",  # the page labels it, instead of showing it as typed
         )
     except AppError as exc:  # e.g. the previous scheduled turn is still running
         return _record(scheduled, now, exc.code, exc.message)

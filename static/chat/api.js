@@ -57,3 +57,17 @@ export const memoryApi = {
   get: (id) => api("GET", `/api/v1/sessions/${encodeURIComponent(id)}/memory/`),
   clear: (id) => api("DELETE", `/api/v1/sessions/${encodeURIComponent(id)}/memory/`),
 };
+
+const session = (id) => `/api/v1/sessions/${encodeURIComponent(id)}`;
+const message = (sid, mid) => `${session(sid)}/messages/${encodeURIComponent(mid)}`;
+
+export const actionsApi = {
+  regenerate: (sid, mid) => api("POST", `${message(sid, mid)}/regenerate/`, {}),
+  edit: (sid, mid, body) => api("POST", `${message(sid, mid)}/edit/`, body),
+  rate: (sid, mid, rating, note) =>
+    api("PUT", `${message(sid, mid)}/feedback/`, note === undefined ? { rating } : { rating, note }),
+  unrate: (sid, mid) => api("DELETE", `${message(sid, mid)}/feedback/`),
+  feedback: (sid) => api("GET", `${session(sid)}/feedback/`),
+  session: (sid) => api("GET", `${session(sid)}/`),
+  search: (q) => api("GET", `/api/v1/sessions/search/?q=${encodeURIComponent(q)}`),
+};

@@ -1,7 +1,11 @@
 // The chat page: wires the socket (docs/protocol.md), the transcript, the sidebar and the
 // composer together. Everything shown comes from events; the saved snapshot is the truth.
 
+import { editForm, noteForm } from "./actions.js";
+import { actionsApi } from "./api.js";
 import { PassageDialog } from "./citations.js";
+import { Drafts } from "./drafts.js";
+import { gettext, interpolate } from "./i18n.js";
 import { MemoryPanel } from "./memory.js";
 import { Transcript } from "./render.js";
 import { Sidebar } from "./sessions.js";
@@ -12,6 +16,7 @@ import {
   forget,
   setupDrawer,
   setupExpertToggle,
+  setupLanguage,
   setupThemeToggle,
   store,
   stored,
@@ -27,6 +32,7 @@ const stopButton = $("stop");
 const notice = $("notice");
 const maxChars = Number(app.dataset.maxChars || 32000);
 const announce = announcer($("announcer"));
+const drafts = new Drafts(box);
 
 const state = {
   sessionId: null,
@@ -44,10 +50,12 @@ const memory = new MemoryPanel($("memory"), {
 const transcript = new Transcript($("transcript"), {
   announce,
   cite: (citation, answer, opener) => passage.open(citation, answer, opener),
+  action: (name, node, button) => messageAction(name, node, button),
   changed: () => {
-    const empty = transcript.isEmpty() && !(state.sessionId && state.sessionKnown);
+    const known = Boolean(state.sessionId && state.sessionKnown);
+    const empty = transcript.isEmpty() && !known;
     $("empty").hidden = !empty;
-    $("open-memory").hidden = !(state.sessionId && state.sessionKnown);
+    $("open-memory").hidden = !known;
     app.classList.toggle("is-empty", empty);
   },
 });
@@ -55,6 +63,7 @@ const transcript = new Transcript($("transcript"), {
 const drawer = setupDrawer(app, $("menu"), $("close-drawer"), $("backdrop"));
 setupThemeToggle($("toggle-theme"));
 setupExpertToggle($("toggle-experts"));
+setupLanguage($("language"));
 
 const sidebar = new Sidebar(
   {
@@ -69,6 +78,7 @@ const sidebar = new Sidebar(
       drawer.close();
     },
     deleted: (id) => {
+      drafts.drop(id);
       if (id === state.sessionId) newChat();
       if (stored("lastSession") === id) forget("lastSession");
     },
@@ -76,6 +86,11 @@ const sidebar = new Sidebar(
     confirm: (title) => confirmDelete($("confirm-delete"), title),
   }
 );
+
+const STATUS_WORDS = {
+  connecting: gettext("connecting…"),
+  connected: gettext("connected"),
+};
 
 const scheme = location.protocol === "https:" ? "wss" : "ws";
 const socket = new ChatSocket(`${scheme}://${location.host}${app.dataset.wsPath}`, {
@@ -86,17 +101,17 @@ const socket = new ChatSocket(`${scheme}://${location.host}${app.dataset.wsPath}
   },
   onEvent: handle,
   onStatus: (status, delay) => {
-    const words = {
-      connecting: "connecting…",
-      connected: "connected",
-      reconnecting: `reconnecting in ${Math.max(1, Math.round(delay / 1000))}s…`,
-    };
+    const seconds = Math.max(1, Math.round(delay / 1000));
+    const words =
+      status === "reconnecting"
+        ? interpolate(gettext("reconnecting in %(seconds)ss…"), { seconds })
+        : STATUS_WORDS[status];
     $("status").dataset.state = status;
-    $("status").textContent = words[status];
+    $("status").textContent = words;
   },
   onUnauthenticated: () => {
     const next = encodeURIComponent(location.pathname + location.hash);
-    location.href = `/accounts/login/?next=${next}`;
+    location.href = `${app.dataset.loginUrl || "/accounts/login/"}?next=${next}`;
   },
 });
 
@@ -114,11 +129,6 @@ function uuid4() {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function titleOf(text) {
-  const line = (text || "").trim().split("\n")[0] || "";
-  return line.length > 80 ? `${line.slice(0, 77)}…` : line;
-}
-
 // ---- sessions -------------------------------------------------------------------------
 
 function join() {
@@ -127,6 +137,7 @@ function join() {
 
 function openSession(id) {
   if (id === state.sessionId && state.sessionKnown) return;
+  drafts.switchTo(id);
   state.sessionId = id;
   state.sessionKnown = true;
   store("lastSession", id);
@@ -139,6 +150,7 @@ function openSession(id) {
 }
 
 function newChat() {
+  drafts.switchTo(null);
   state.sessionId = null;
   state.sessionKnown = false;
   forget("lastSession");
@@ -148,6 +160,7 @@ function newChat() {
   showNotice("");
   sidebar.setActive(null);
   document.title = app.dataset.title;
+  autosize();
   box.focus();
 }
 
@@ -156,22 +169,43 @@ function setActiveRun(runId) {
   const running = Boolean(state.activeRunId);
   stopButton.hidden = !running;
   stopButton.disabled = false;
-  stopButton.textContent = "Stop";
+  stopButton.textContent = gettext("Stop");
   sendButton.hidden = running;
   app.classList.toggle("turn-running", running);
+  if (!running && notice.dataset.kind === "info") showNotice(""); // "still coming" is over
 }
 
-function showNotice(text) {
+/** A notice above the composer: the server's plain sentence for errors (click to dismiss);
+ * `info` ones are not errors and clear themselves. */
+function showNotice(text, kind = "error") {
+  clearTimeout(state.noticeTimer);
   notice.textContent = text || "";
   notice.hidden = !text;
+  notice.dataset.kind = kind;
+  notice.setAttribute("role", kind === "error" ? "alert" : "status");
+  if (text && kind === "info") state.noticeTimer = setTimeout(() => showNotice(""), 8000);
 }
 
-/** Deltas went missing (a dropped event): ask for the snapshot again. */
+/** Deltas went missing (a dropped event), or another turn replaced part of the transcript: ask
+ * for the snapshot again. */
 function resync() {
   clearTimeout(state.resyncTimer);
   state.resyncTimer = setTimeout(() => {
     if (state.sessionId && state.sessionKnown) join();
   }, 100);
+}
+
+async function loadFeedback(sessionId) {
+  try {
+    const rows = await actionsApi.feedback(sessionId);
+    if (sessionId !== state.sessionId) return;
+    const ratings = Object.fromEntries(
+      rows.map((r) => [r.message_id, { rating: r.rating, note: r.note }])
+    );
+    transcript.setFeedback(ratings);
+  } catch {
+    /* ratings are extras: the chat works without them */
+  }
 }
 
 // ---- events ---------------------------------------------------------------------------
@@ -184,16 +218,21 @@ const handlers = {
         transcript.pendingUser(frame.message_id, frame.text);
       }
     }
-    setActiveRun(ev.data.active_run_id);
+    const active = ev.data.active_run_id;
+    setActiveRun(active);
+    const started = (ev.data.messages || []).some((m) => m.run_id === active);
+    if (active && !started) transcript.showThinking(active);
     const title = ev.data.session?.title;
     if (title) {
       sidebar.setTitle(state.sessionId, title);
       document.title = `${title} · ${app.dataset.title}`;
     }
+    loadFeedback(state.sessionId);
   },
   "message.created": (ev) => {
     socket.settle(ev.message_id);
     transcript.stick(() => transcript.addStored(ev.data));
+    const fresh = !state.sessionKnown;
     state.sessionKnown = true;
     store("lastSession", state.sessionId);
     if (ev.data.duplicate) {
@@ -201,8 +240,10 @@ const handlers = {
       return;
     }
     setActiveRun(ev.run_id);
-    sidebar.touch(ev.session_id, titleOf(ev.data.content));
+    transcript.showThinking(ev.run_id);
+    sidebar.touch(ev.session_id, ev.data.content);
     sidebar.setActive(ev.session_id);
+    if (fresh) nameNewChat(ev.session_id);
   },
   "message.started": (ev) => transcript.started(ev),
   "message.delta": (ev) => {
@@ -218,12 +259,25 @@ const handlers = {
     if (ev.run_id === state.activeRunId || (ev.agent && ev.agent.depth === 0)) {
       setActiveRun(null);
       if (ev.data.status === "cancelled") {
-        announce("Stopped.");
+        announce(gettext("Stopped."));
         resync(); // show what was saved when it stopped, exactly what a reload shows
       }
     }
   },
 };
+
+/** The server names a new chat from its first message: show that name in the list. */
+async function nameNewChat(id) {
+  try {
+    const session = await actionsApi.session(id);
+    if (session?.title) sidebar.setTitle(id, session.title);
+    if (id === state.sessionId && session?.title) {
+      document.title = `${session.title} · ${app.dataset.title}`;
+    }
+  } catch {
+    /* the next snapshot brings the title */
+  }
+}
 
 function handle(ev) {
   if (ev.type === "reminder.due") return reminder(ev);
@@ -231,6 +285,9 @@ function handle(ev) {
   const handler = handlers[ev.type];
   if (!handler) return; // unknown types are ignored (the protocol may grow)
   if (ev.session_id && ev.session_id !== state.sessionId) return; // a chat no longer on screen
+  if (ev.run_id && ev.type !== "message.created" && ev.type !== "session.snapshot") {
+    transcript.hideThinking(); // the turn has started answering
+  }
   handler(ev);
 }
 
@@ -247,6 +304,7 @@ function failure(ev) {
     const frame = socket.settle(data.message_id);
     if (frame) {
       transcript.remove(frame.message_id);
+      transcript.hideThinking();
       if (!box.value.trim()) {
         box.value = frame.text; // keep the draft
         autosize();
@@ -255,7 +313,9 @@ function failure(ev) {
   }
   if (ev.session_id && ev.session_id !== state.sessionId && ev.run_id) return;
   if (ev.agent && ev.agent.kind === "sub") return; // its panel says it; the caller goes on
-  showNotice(data.message || "Something went wrong.");
+  // A failed turn: its plain-language note in the transcript says it, with "Try again".
+  if (ev.run_id && ev.agent && ev.agent.depth === 0) return;
+  showNotice(data.message || gettext("Something went wrong."));
 }
 
 const remindersShown = new Set(); // a redelivered reminder is not announced twice
@@ -267,17 +327,102 @@ function reminder(ev) {
   const elsewhere = ev.session_id && ev.session_id !== state.sessionId;
   const open = elsewhere ? () => openSession(ev.session_id) : null;
   toast($("toasts"), {
-    title: data.late ? "Reminder (late)" : "Reminder",
+    title: data.late ? gettext("Reminder (late)") : gettext("Reminder"),
     text: data.content || "",
-    sticky: true,
-    action: open && { label: "Open chat", run: open },
+    action: open && { label: gettext("Open chat"), run: open },
   });
-  announce(`Reminder: ${data.content || ""}`);
+  announce(interpolate(gettext("Reminder: %(text)s"), { text: data.content || "" }));
   if (!ev.session_id) return;
-  sidebar.touch(ev.session_id, data.message?.agent?.display_name || "Reminders");
+  sidebar.touch(ev.session_id, data.message?.agent?.display_name || gettext("Reminders"));
   if (ev.session_id !== state.sessionId) return;
   if (data.message?.id) transcript.stick(() => transcript.addStored(data.message));
   else transcript.reminder(data);
+}
+
+// ---- message actions (copy is the transcript's own) -----------------------------------
+
+function busy() {
+  if (!state.activeRunId) return false;
+  showNotice(gettext("Wait for the answer, or press Stop, before you change the chat."), "info");
+  return true;
+}
+
+/** A new turn started from the REST API (try again, edit): follow it like a sent message. */
+function followTurn(accepted) {
+  setActiveRun(accepted.run_id);
+  transcript.showThinking(accepted.run_id);
+  resync(); // the snapshot folds what the new turn replaced
+}
+
+async function messageAction(name, node, button) {
+  const sid = state.sessionId;
+  try {
+    if (name === "retry") {
+      const question = transcript.retryQuestion();
+      if (!question || busy()) return;
+      button.disabled = true;
+      followTurn(await actionsApi.regenerate(sid, question));
+    } else if (name === "edit") {
+      if (busy()) return;
+      const text = await editForm(node);
+      if (text === null) {
+        button.focus();
+        return;
+      }
+      if (text.length > maxChars) {
+        showNotice(interpolate(gettext("Messages are limited to %(count)s characters."), {
+          count: maxChars.toLocaleString(),
+        }));
+        return;
+      }
+      const body = { id: uuid4(), text, timezone: timezone() };
+      followTurn(await actionsApi.edit(sid, node.id, body));
+      box.focus();
+    } else if (name === "up" || name === "down") {
+      await rate(node, name);
+    } else if (name === "note-skip") {
+      node.noteForm?.remove();
+      node.footer?.querySelector(`[data-action="${node.feedback?.rating}"]`)?.focus();
+    }
+  } catch (error) {
+    button.disabled = false;
+    showNotice(error.message);
+  }
+}
+
+/** Thumbs up or down (the same thumb again takes it back); then an optional note. */
+async function rate(node, rating) {
+  const sid = state.sessionId;
+  if (node.feedback?.rating === rating) {
+    await actionsApi.unrate(sid, node.id);
+    transcript.setFeedback({ ...transcript.feedback, [node.id]: undefined });
+    node.noteForm?.remove();
+    announce(gettext("Rating removed."));
+    return;
+  }
+  const saved = await actionsApi.rate(sid, node.id, rating);
+  transcript.setFeedback({ ...transcript.feedback, [node.id]: saved });
+  announce(gettext("Thanks for the feedback."));
+  const note = noteForm(node);
+  note.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const text = note.querySelector("textarea").value;
+    try {
+      const withNote = await actionsApi.rate(sid, node.id, rating, text);
+      transcript.setFeedback({ ...transcript.feedback, [node.id]: withNote });
+      note.remove();
+      announce(gettext("Thanks, your note was saved."));
+      node.footer?.querySelector(`[data-action="${rating}"]`)?.focus();
+    } catch (error) {
+      showNotice(error.message);
+    }
+  });
+  note.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      note.remove();
+      node.footer?.querySelector(`[data-action="${rating}"]`)?.focus();
+    }
+  });
 }
 
 // ---- composer -------------------------------------------------------------------------
@@ -287,20 +432,29 @@ function autosize() {
   box.style.height = `${Math.min(box.scrollHeight, 240)}px`;
 }
 
-function submit() {
-  const text = box.value;
+function timezone() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+function submit(text = box.value) {
   if (!text.trim()) return;
   if (state.activeRunId) {
-    showNotice("The answer is still coming. Press Stop to interrupt it, then send again.");
+    showNotice(
+      gettext("The answer is still coming: send again when it ends, or press Stop."),
+      "info"
+    );
     return;
   }
   if (text.length > maxChars) {
-    showNotice(`Messages are limited to ${maxChars.toLocaleString()} characters.`);
+    showNotice(interpolate(gettext("Messages are limited to %(count)s characters."), {
+      count: maxChars.toLocaleString(),
+    }));
     return;
   }
   if (!state.sessionId) {
     state.sessionId = uuid4();
     state.sessionKnown = false;
+    drafts.adopt(state.sessionId);
     history.pushState(null, "", `#${state.sessionId}`);
   }
   const frame = {
@@ -308,12 +462,16 @@ function submit() {
     session_id: state.sessionId,
     message_id: uuid4(),
     text,
-    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    timezone: timezone(),
   };
   showNotice("");
   transcript.pendingUser(frame.message_id, text);
+  transcript.showThinking(null);
   socket.sendMessage(frame);
-  box.value = "";
+  if (text === box.value) {
+    box.value = "";
+    drafts.save();
+  }
   autosize();
 }
 
@@ -327,7 +485,10 @@ box.addEventListener("keydown", (e) => {
     submit();
   }
 });
-box.addEventListener("input", autosize);
+box.addEventListener("input", () => {
+  autosize();
+  drafts.save();
+});
 stopButton.addEventListener("click", () => {
   if (!state.activeRunId) return;
   // Offline: sent on reconnect (the snapshot then says whether the turn still runs).
@@ -335,7 +496,7 @@ stopButton.addEventListener("click", () => {
     state.stopRequested = state.activeRunId;
   }
   stopButton.disabled = true;
-  stopButton.textContent = "Stopping…";
+  stopButton.textContent = gettext("Stopping…");
 });
 $("open-memory").addEventListener("click", (e) => memory.open(e.currentTarget));
 $("new-chat").addEventListener("click", () => {
@@ -344,16 +505,22 @@ $("new-chat").addEventListener("click", () => {
 });
 $("empty").addEventListener("click", (e) => {
   const chip = e.target.closest("button[data-prompt]");
-  if (!chip) return;
-  box.value = chip.dataset.prompt;
-  autosize();
-  box.focus();
+  if (chip) submit(chip.dataset.prompt); // a suggestion is sent as it is
 });
 notice.addEventListener("click", () => showNotice(""));
 window.addEventListener("popstate", () => {
   const id = location.hash.slice(1);
   if (UUID.test(id)) openSession(id);
   else if (!id) newChat();
+});
+// "/" (outside a text field) or Shift+Escape goes to the composer, as in other chat apps.
+document.addEventListener("keydown", (e) => {
+  const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
+  const slash = e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey;
+  if ((slash || (e.key === "Escape" && e.shiftKey)) && !document.querySelector("dialog[open]")) {
+    e.preventDefault();
+    box.focus();
+  }
 });
 
 // ---- start ----------------------------------------------------------------------------
@@ -365,6 +532,8 @@ if (first) {
   sidebar.setActive(first);
   if (location.hash.slice(1) !== first) history.replaceState(null, "", `#${first}`);
 }
+drafts.switchTo(state.sessionId);
+autosize();
 transcript.hooks.changed();
 showNotice("");
 socket.connect();

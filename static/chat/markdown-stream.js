@@ -72,17 +72,19 @@ export class MarkdownStream {
       this.finish(text);
       return;
     }
-    this.renderTail(tokens, env);
+    this.renderTail(tokens, env, true);
     this.done = text;
     this.tail = []; // final: kept from now on
     this.fence = null;
   }
 
   /** Render the open block(s). A code block that is still the only open block just gets its
-   * new text: long code streams without being rebuilt (and its Copy button stays put). */
-  renderTail(tokens, env) {
+   * new text: long code streams without being rebuilt (and its Copy button stays put); `final`
+   * renders it once more, highlighted, when it names a language. */
+  renderTail(tokens, env, final = false) {
     const fence = tokens.length === 1 && tokens[0].type === "fence" ? tokens[0] : null;
-    if (fence && this.fence?.info === fence.info) {
+    // The final render highlights the code block that streamed as plain text.
+    if (fence && this.fence?.info === fence.info && !(final && fence.info.trim())) {
       const code = fence.content.replace(/\n$/, "");
       const shown = this.fence.text;
       if (!code.startsWith(shown)) this.fence.code.textContent = code;

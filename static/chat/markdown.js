@@ -2,10 +2,37 @@
 // renderer rules shape the output for this page, DOMPurify sanitizes the HTML string into a
 // fragment with a short allowlist, and a last pass fixes links and task items. Links keep only
 // http(s) and mailto targets; an image becomes a "Load image from <host>" button until the user
-// asks for it. Libraries are vendored in static/vendor/ (see its README.md).
+// asks for it. Code in a known language is highlighted (highlight.js); `$…$` and `$$…$$` are
+// typeset (KaTeX, loaded on first use), and shown as code until then. Libraries are vendored in
+// static/vendor/ (see its README.md).
 
 import DOMPurify from "../vendor/dompurify-3.4.18/purify.es.mjs";
+import hljs from "../vendor/highlightjs-11.12.0/core.min.js";
+import bash from "../vendor/highlightjs-11.12.0/languages/bash.min.js";
+import c from "../vendor/highlightjs-11.12.0/languages/c.min.js";
+import cpp from "../vendor/highlightjs-11.12.0/languages/cpp.min.js";
+import css from "../vendor/highlightjs-11.12.0/languages/css.min.js";
+import diff from "../vendor/highlightjs-11.12.0/languages/diff.min.js";
+import go from "../vendor/highlightjs-11.12.0/languages/go.min.js";
+import java from "../vendor/highlightjs-11.12.0/languages/java.min.js";
+import javascript from "../vendor/highlightjs-11.12.0/languages/javascript.min.js";
+import json from "../vendor/highlightjs-11.12.0/languages/json.min.js";
+import markdown from "../vendor/highlightjs-11.12.0/languages/markdown.min.js";
+import python from "../vendor/highlightjs-11.12.0/languages/python.min.js";
+import rust from "../vendor/highlightjs-11.12.0/languages/rust.min.js";
+import shell from "../vendor/highlightjs-11.12.0/languages/shell.min.js";
+import sql from "../vendor/highlightjs-11.12.0/languages/sql.min.js";
+import typescript from "../vendor/highlightjs-11.12.0/languages/typescript.min.js";
+import xml from "../vendor/highlightjs-11.12.0/languages/xml.min.js";
+import yaml from "../vendor/highlightjs-11.12.0/languages/yaml.min.js";
 import markdownit from "../vendor/markdown-it-15.0.3/markdown-it.esm.min.mjs";
+import { mathInline, typeset } from "./math.js";
+
+const LANGUAGES = {
+  bash, c, cpp, css, diff, go, java, javascript, json, markdown, python, rust, shell, sql,
+  typescript, xml, yaml,
+};
+for (const [name, grammar] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, grammar);
 
 const LINK_SCHEMES = ["http:", "https:", "mailto:"];
 const IMAGE_SCHEMES = ["http:", "https:"];
@@ -27,6 +54,7 @@ export function safeUrl(raw, schemes = LINK_SCHEMES) {
 export const md = markdownit({ html: false, linkify: true, breaks: true, maxNesting: 100 });
 md.linkify.set({ fuzzyLink: false, fuzzyEmail: false }); // only URLs with a scheme become links
 md.validateLink = (url) => safeUrl(url) !== null; // others stay visible text: [x](javascript:…)
+md.inline.ruler.after("escape", "math", mathInline);
 
 const escape = md.utils.escapeHtml;
 
@@ -53,11 +81,19 @@ rules.heading_open = (tokens, i) => {
 };
 rules.heading_close = (tokens, i) => `</h${Math.min(6, Number(tokens[i].tag.slice(1)) + 1)}>\n`;
 
+/** Code as HTML: highlighted when the language is one we know (highlight.js escapes the code
+ * and adds only <span class="hljs-…">), else escaped. */
+export function highlightCode(code, lang) {
+  const known = lang && hljs.getLanguage(lang);
+  if (!known) return escape(code);
+  return hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+}
+
 function codeBlock(code, lang) {
   const label = `<span class="lang">${escape(lang || "text")}</span>`;
   const copy = '<button type="button" class="copy" aria-label="Copy code">Copy</button>';
   const data = lang ? ` data-lang="${escape(lang)}"` : "";
-  const body = escape(code.replace(/\n$/, ""));
+  const body = highlightCode(code.replace(/\n$/, ""), lang);
   return `<figure class="code-block"><figcaption>${label}${copy}</figcaption><pre><code${data}>${body}</code></pre></figure>\n`;
 }
 rules.fence = (tokens, i) => codeBlock(tokens[i].content, tokens[i].info.trim().split(/\s+/)[0]);
@@ -72,6 +108,13 @@ function cell(tokens, i) {
 }
 rules.th_open = cell;
 rules.td_open = cell;
+
+// Math: the source, shown as code until KaTeX typesets it (after sanitizing, from data-tex).
+rules.math = (tokens, i) => {
+  const { content, markup } = tokens[i];
+  const display = markup === "$$" ? " math-display" : "";
+  return `<span class="math${display}" data-tex="${escape(content)}">${escape(markup + content + markup)}</span>`;
+};
 
 // An image is never loaded by itself: a button names the host; a click creates the <img>.
 rules.image = (tokens, i, options, env, self) => {
@@ -95,12 +138,14 @@ purify.setConfig({
   ],
   ALLOWED_ATTR: [
     "href", "title", "class", "start", "type", "aria-label",
-    "data-align", "data-lang", "data-src", "data-alt",
+    "data-align", "data-lang", "data-src", "data-alt", "data-tex",
   ],
   ALLOW_DATA_ATTR: false,
   // href and data-src must be http(s)/mailto URLs; these hold plain values, not URLs.
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
-  ADD_URI_SAFE_ATTR: ["start", "type", "aria-label", "data-align", "data-lang", "data-alt"],
+  ADD_URI_SAFE_ATTR: [
+    "start", "type", "aria-label", "data-align", "data-lang", "data-alt", "data-tex",
+  ],
 });
 
 /** Render markdown-it `tokens` (from `md.parse`) to a safe DocumentFragment. `options
@@ -124,6 +169,7 @@ export function renderTokens(tokens, env, options = {}) {
     }
   }
   for (const item of fragment.querySelectorAll("li")) markTask(item);
+  for (const span of fragment.querySelectorAll("span.math")) typeset(span);
   return fragment;
 }
 

@@ -2,19 +2,20 @@
 // expert's messages live in a collapsible panel inside its caller's thread). Live events and the
 // saved snapshot go through the same functions, so a reload shows what the live stream showed.
 
+import { paintFooter } from "./actions.js";
 import { renderCitations } from "./citations.js";
 import { paintHumanWait } from "./humans.js";
-import { gettext } from "./i18n.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 import { loadedImage, safeUrl } from "./markdown.js";
 import { MarkdownStream } from "./markdown-stream.js";
 
 const STATUS_WORDS = {
-  running: "running",
-  succeeded: "done",
-  failed: "failed",
-  timed_out: "timed out",
-  refused: "refused",
-  cancelled: "cancelled",
+  running: gettext("running"),
+  succeeded: gettext("done"),
+  failed: gettext("failed"),
+  timed_out: gettext("timed out"),
+  refused: gettext("refused"),
+  cancelled: gettext("stopped"),
 };
 
 // The routing modes of docs/routing.md, as the answer's badge shows them.
@@ -59,6 +60,8 @@ function shortResult(tool) {
   if (!tool.ok) return `⚠ ${compact(tool.error?.message || "failed", 80)}`;
   const result = tool.result;
   if (result !== null && typeof result === "object" && !Array.isArray(result)) {
+    // Planner and knowledge tools say what they did in `message`: the chip reads as a sentence.
+    if (typeof result.message === "string" && result.message) return compact(result.message, 120);
     for (const key of ["value", "answer", "text"]) {
       if (key in result && typeof result[key] !== "object") return compact(String(result[key]));
     }
@@ -119,6 +122,12 @@ export class Transcript {
     this.loadedImages = new Set(); // image URLs the user chose to load
     this.userToggled = new Map(); // expert run id / tool message id -> open (the user's choice)
     this.modes = new Map(); // root run id -> the routing mode of its turn (GUIDE, CHAT, STRICT)
+    this.feedback = {}; // answer id -> {rating: "up"|"down", note}: the user's own ratings
+    this.usage = new Map(); // message id -> usage seen live (kept when a snapshot lacks it)
+    this.branch = null; // while a replaced message is added: the turn that replaced it
+    this.folds = new Map(); // replacing turn's run id -> the fold holding what it replaced
+    this.thinkingEl = null; // "Thinking…" between a send and the first event of its turn
+    this.retryNode = null; // the message that offers "Try again" (the latest turn's end)
     root.addEventListener("click", (e) => this.onClick(e));
     setInterval(() => this.tick(), 250);
   }
@@ -128,6 +137,9 @@ export class Transcript {
   clear() {
     this.root.replaceChildren();
     this.modes.clear();
+    this.folds.clear();
+    this.thinkingEl = null;
+    this.retryNode = null;
     this.nodes.clear();
     this.threads.clear();
     this.panels.clear();
@@ -148,6 +160,9 @@ export class Transcript {
         this.addStored(keep ? { ...message, content: seen } : message);
       }
       for (const [runId, mode] of Object.entries(modes || {})) this.setMode(runId, mode);
+      this.markStoppedTurns(messages);
+      this.labelFolds();
+      this.refreshActions();
     });
   }
 
@@ -171,6 +186,15 @@ export class Transcript {
   // ---- stored messages (snapshot, message.created) ------------------------------------
 
   addStored(m) {
+    this.branch = m.superseded_by || null;
+    try {
+      this.addStoredHere(m);
+    } finally {
+      this.branch = null;
+    }
+  }
+
+  addStoredHere(m) {
     if (m.role === "tool" && m.tool?.name === "delegate" && m.tool.delegation) {
       this.delegation(m.id, m.run_id, m.agent, {
         ...m.tool.delegation,
@@ -187,9 +211,18 @@ export class Transcript {
     }
     const node = this.textNode(m.id, m.role, m.run_id, m.role === "user" ? null : m.agent);
     this.setModel(node, m.model);
-    node.text = m.content || "";
-    node.status = m.status;
-    node.citations = m.citations || [];
+    Object.assign(node, {
+      text: m.content || "",
+      status: m.status,
+      citations: m.citations || [],
+      createdAt: time(m.created_at),
+      usage: m.usage || this.usage.get(m.id) || null,
+      superseded: Boolean(m.superseded_by),
+      scheduled: m.origin === "scheduled",
+      edited: Boolean(m.edited_from),
+      feedback: this.feedback[m.id] || null,
+    });
+    this.markOrigin(node);
     this.paint(node);
   }
 
@@ -197,6 +230,7 @@ export class Transcript {
 
   started(ev) {
     const node = this.textNode(ev.message_id, "agent", ev.run_id, ev.agent);
+    node.createdAt ??= Date.now();
     this.stick(() => this.setModel(node, ev.data.model));
   }
 
@@ -217,8 +251,12 @@ export class Transcript {
     node.status = ev.data.status || "completed";
     node.text = finalText(node.text, ev.data.text, node.status);
     node.citations = ev.data.citations || [];
+    node.usage = ev.data.usage || null;
+    if (node.usage) this.usage.set(node.id, node.usage);
+    node.createdAt ??= Date.now();
     this.setModel(node, ev.data.model); // a page that missed message.started still labels it
     this.stick(() => this.paint(node));
+    if (ev.agent?.depth === 0) this.refreshActions();
     if (ev.agent?.depth === 0 && node.status === "completed") {
       this.hooks.announce(`${ev.agent.display_name}: ${node.text.slice(0, 300)}`);
     }
@@ -242,7 +280,10 @@ export class Transcript {
         endedAt: null,
       })
     );
-    if (!known) this.hooks.announce(`Asking ${d.display_name || d.target}`);
+    if (!known) {
+      const who = d.display_name || d.target;
+      this.hooks.announce(interpolate(gettext("Asking %(expert)s"), { expert: who }));
+    }
   }
 
   delegationCompleted(ev) {
@@ -266,6 +307,39 @@ export class Transcript {
           this.paint(node);
         }
       }
+      if (ev.agent?.depth === 0) this.stick(() => this.markStopped(ev.run_id));
+    }
+    if (ev.agent?.depth === 0) {
+      this.hideThinking();
+      this.refreshActions();
+    }
+  }
+
+  /** A stopped turn whose entry agent had not answered says "Stopped." in the main thread. */
+  markStopped(runId) {
+    const answered = [...this.nodes.values()].some(
+      (n) => n.kind === "text" && n.runId === runId && n.role === "agent"
+    );
+    const id = `stopped:${runId}`;
+    if (answered || this.nodes.has(id)) return;
+    const note = el("p", "msg turn-stopped", gettext("Stopped."));
+    note.dataset.messageId = id;
+    this.nodes.set(id, { kind: "note", id, runId, el: note });
+    this.threadFor(runId, { depth: 0 }).append(note);
+  }
+
+  /** After a snapshot: the stopped turns (a cancelled message of the entry agent's run). */
+  markStoppedTurns(messages) {
+    const stopped = new Map();
+    for (const m of messages) {
+      if (m.agent?.depth === 0 && m.status === "cancelled" && m.run_id) {
+        stopped.set(m.run_id, m.superseded_by || null);
+      }
+    }
+    for (const [runId, branch] of stopped) {
+      this.branch = branch;
+      this.markStopped(runId);
+      this.branch = null;
     }
   }
 
@@ -302,7 +376,7 @@ export class Transcript {
     if (this.nodes.has(id)) return;
     const article = el("article", "msg reminder");
     article.dataset.messageId = id;
-    const header = el("header", null, data.late ? "Reminder (late)" : "Reminder");
+    const header = el("header", null, gettext(data.late ? "Reminder (late)" : "Reminder"));
     const body = el("div", "body", data.content || "");
     article.append(header, body);
     this.nodes.set(id, { kind: "reminder", el: article, text: data.content || "" });
@@ -311,8 +385,14 @@ export class Transcript {
 
   // ---- nodes --------------------------------------------------------------------------
 
-  /** The element a run's messages go into: the main thread, or an expert's panel. */
+  /** The element a run's messages go into: the main thread (or the fold of an older branch),
+   * or an expert's panel. */
   threadFor(runId, agent) {
+    const thread = this.threadOf(runId, agent);
+    return thread === this.root && this.branch ? this.foldFor(this.branch) : thread;
+  }
+
+  threadOf(runId, agent) {
     if (runId && this.threads.has(runId)) return this.threads.get(runId);
     if (agent?.kind === "sub" && runId) {
       // The delegation that started this expert is not shown (yet): give it a panel of its own;
@@ -341,7 +421,7 @@ export class Transcript {
       article.dataset.depth = agent.depth;
     }
     const header = el("header");
-    const who = el("span", "who", agent ? agent.display_name : "You");
+    const who = el("span", "author", agent ? agent.display_name : gettext("You"));
     header.append(who);
     const body = el("div", "body");
     article.append(header, body);
@@ -355,8 +435,8 @@ export class Transcript {
   setModel(node, model) {
     if (!model || node.model) return node;
     node.model = model;
-    if (model === "offline") node.who.textContent += " · offline model";
-    else node.header.title = `Model: ${model}`;
+    if (model === "offline") node.who.textContent += ` · ${gettext("offline model")}`;
+    else node.header.title = interpolate(gettext("Model: %(model)s"), { model });
     return node;
   }
 
@@ -364,6 +444,7 @@ export class Transcript {
     node.el.dataset.status = node.status;
     if (node.role === "user") {
       node.body.textContent = node.text;
+      paintFooter(node, { retry: node === this.retryNode });
       return;
     }
     // Streaming text renders incrementally (finished blocks are kept); a final text renders once.
@@ -374,10 +455,104 @@ export class Transcript {
     if (node.status === "streaming") node.markdown.update(node.text);
     else node.markdown.finish(node.text);
     if (node.status === "cancelled") {
-      node.stopped ??= el("p", "stopped", "Stopped.");
+      node.stopped ??= el("p", "stopped", gettext("Stopped."));
       node.body.append(node.stopped);
     }
     renderCitations(node);
+    paintFooter(node, { retry: node === this.retryNode });
+  }
+
+  /** A scheduled prompt is labelled as such; an edited message says so. */
+  markOrigin(node) {
+    node.el.classList.toggle("scheduled", Boolean(node.scheduled));
+    if (node.scheduled) node.who.textContent = gettext("Scheduled prompt");
+    node.el.classList.toggle("edited", Boolean(node.edited));
+  }
+
+  /** "Try again" belongs to the end of the latest turn: its last answer of the entry agent
+   * (a stopped or failed one too), or its question when nothing answered it. */
+  refreshActions() {
+    const main = [...this.nodes.values()].filter(
+      (n) => n.kind === "text" && !n.superseded && (n.role === "user" || n.agent?.depth === 0)
+    );
+    const lastQuestion = main.filter((n) => n.role === "user" && n.status !== "sending").pop();
+    let target = null;
+    if (lastQuestion) {
+      const after = main.slice(main.indexOf(lastQuestion) + 1);
+      target = after.filter((n) => n.role === "agent" && n.runId).pop() || lastQuestion;
+      if (target.status === "streaming") target = null;
+    }
+    if (target === this.retryNode) return;
+    const before = this.retryNode;
+    this.retryNode = target;
+    for (const node of [before, target]) {
+      if (node && this.nodes.get(node.id) === node) paintFooter(node, { retry: node === target });
+    }
+  }
+
+  /** The id of the question "Try again" answers again (the latest turn's user message). */
+  retryQuestion() {
+    const questions = [...this.nodes.values()].filter(
+      (n) => n.kind === "text" && n.role === "user" && !n.superseded && n.status !== "sending"
+    );
+    return questions.pop()?.id || null;
+  }
+
+  /** The user's ratings of this session's answers ({message id: {rating, note}}). */
+  setFeedback(byMessage) {
+    this.feedback = byMessage || {};
+    for (const node of this.nodes.values()) {
+      if (node.kind !== "text" || node.role !== "agent") continue;
+      node.feedback = this.feedback[node.id] || null;
+      paintFooter(node, { retry: node === this.retryNode });
+    }
+  }
+
+  /** The fold that keeps what a regenerated or edited turn replaced, where it was. */
+  foldFor(runId) {
+    let fold = this.folds.get(runId);
+    if (!fold) {
+      const details = el("details", "msg branch");
+      details.dataset.branch = runId;
+      const summary = el("summary", null, gettext("Earlier answer"));
+      const thread = el("div", "branch-thread");
+      details.append(summary, thread);
+      this.root.append(details);
+      fold = { details, summary, thread };
+      this.folds.set(runId, fold);
+    }
+    return fold.thread;
+  }
+
+  /** With a question in it, a fold is an older version of the conversation (an edit), else an
+   * earlier answer (tried again). */
+  labelFolds() {
+    for (const fold of this.folds.values()) {
+      const edited = fold.thread.querySelector(".msg.user");
+      const answers = fold.thread.querySelectorAll(":scope > .msg.agent").length;
+      fold.summary.textContent = edited
+        ? gettext("Earlier version, before your edit")
+        : interpolate(ngettext("Earlier answer", "Earlier answers (%(count)s)", answers), {
+            count: answers,
+          });
+    }
+  }
+
+  /** "Thinking…" at the end of the transcript until the turn's first event. */
+  showThinking(runId = null) {
+    this.hideThinking();
+    const note = el("div", "msg thinking");
+    note.setAttribute("role", "status");
+    note.append(el("span", "dots"), el("span", "label", gettext("Thinking…")));
+    this.thinkingEl = note;
+    this.thinkingRun = runId;
+    this.stick(() => this.root.append(note));
+  }
+
+  hideThinking() {
+    this.thinkingEl?.remove();
+    this.thinkingEl = null;
+    this.thinkingRun = null;
   }
 
   /** A user message shown before the server stored it. */
@@ -385,6 +560,7 @@ export class Transcript {
     const node = this.textNode(id, "user", null, null);
     node.text = text;
     node.status = "sending";
+    node.createdAt = Date.now();
     this.stick(() => this.paint(node));
   }
 
@@ -417,14 +593,20 @@ export class Transcript {
     const state = t.ok === undefined || t.ok === null ? "running" : t.ok ? "done" : "error";
     node.el.dataset.status = state;
     const args = typeof t.arguments === "string" ? t.arguments : JSON.stringify(t.arguments ?? {});
+    // A result that says what happened in words (planner tools' `message`) is the whole chip;
+    // the arguments and the JSON are one click away.
+    const said = t.ok && typeof t.result?.message === "string" && t.result.message;
     node.summary.replaceChildren(
       el("span", "tool-name", t.name || "tool"),
-      el("span", "tool-args", `(${compact(args)})`),
+      ...(said ? [] : [el("span", "tool-args", `(${compact(args)})`)]),
       el("span", "tool-result", ` → ${shortResult(t)}`)
     );
-    const parts = [el("div", "label", "Arguments"), el("pre", null, pretty(t.arguments ?? {}))];
+    const parts = [
+      el("div", "label", gettext("Arguments")),
+      el("pre", null, pretty(t.arguments ?? {})),
+    ];
     if (state !== "running") {
-      parts.push(el("div", "label", t.ok ? "Result" : "Error"));
+      parts.push(el("div", "label", t.ok ? gettext("Result") : gettext("Error")));
       parts.push(el("pre", null, pretty(t.ok ? t.result : t.error)));
     }
     node.detail.replaceChildren(...parts);
@@ -444,7 +626,7 @@ export class Transcript {
       section.dataset.depth = depth;
       const details = el("details");
       const summary = el("summary");
-      const who = el("span", "who", info.display_name || info.target || "Expert");
+      const who = el("span", "who", info.display_name || info.target || gettext("Expert"));
       const state = el("span", "state");
       const duration = el("span", "duration");
       summary.append(who, state, duration);
@@ -484,12 +666,14 @@ export class Transcript {
   }
 
   paintDelegation(node) {
-    const name = node.info.display_name || node.info.target || "Expert";
+    const name = node.info.display_name || node.info.target || gettext("Expert");
     node.el.dataset.status = node.status;
     node.who.textContent = name;
     const word = STATUS_WORDS[node.status] || node.status;
-    node.state.textContent = node.status === "running" ? `Asking ${name}…` : word;
-    node.task.textContent = node.info.task ? `Task: ${node.info.task}` : "";
+    const asking = interpolate(gettext("Asking %(expert)s…"), { expert: name });
+    node.state.textContent = node.status === "running" ? asking : word;
+    const task = interpolate(gettext("Task: %(task)s"), { task: node.info.task || "" });
+    node.task.textContent = node.info.task ? task : "";
     node.task.hidden = !node.info.task;
     node.outcomeEl.textContent = node.outcome || "";
     node.outcomeEl.hidden = !node.outcome;
@@ -522,7 +706,15 @@ export class Transcript {
     const copy = e.target.closest("button.copy");
     if (copy) {
       const code = copy.closest(".code-block")?.querySelector("code");
-      if (code) copyText(code.textContent, copy);
+      if (code) copyText(code.textContent, copy, code);
+      return;
+    }
+    const action = e.target.closest("button[data-action]");
+    if (action) {
+      const node = this.nodes.get(action.closest(".msg")?.dataset.messageId);
+      if (!node) return;
+      if (action.dataset.action === "copy") copyText(node.text, action, node.body);
+      else this.hooks.action?.(action.dataset.action, node, action);
       return;
     }
     const load = e.target.closest("button.load-image");
@@ -535,19 +727,29 @@ export class Transcript {
   }
 }
 
-async function copyText(text, button) {
+/** Copy `text`; without clipboard access, select `shown` for Ctrl+C. The button says which
+ * (its label for icon buttons, its text otherwise) for a moment. */
+async function copyText(text, button, shown) {
+  const icon = button.classList.contains("icon-btn");
+  const say = (words) => {
+    if (icon) {
+      button.setAttribute("aria-label", words);
+      button.title = words;
+      button.dataset.done = words === gettext("Copy") ? "" : "1";
+    } else {
+      button.textContent = words;
+    }
+  };
   try {
     await navigator.clipboard.writeText(text);
-    button.textContent = "Copied";
+    say(gettext("Copied"));
   } catch {
-    const range = document.createRange(); // no clipboard access: select it for Ctrl+C
-    range.selectNodeContents(button.closest(".code-block").querySelector("code"));
+    const range = document.createRange();
+    range.selectNodeContents(shown);
     const selection = window.getSelection();
     selection.removeAllRanges();
     selection.addRange(range);
-    button.textContent = "Selected";
+    say(gettext("Selected"));
   }
-  setTimeout(() => {
-    button.textContent = "Copy";
-  }, 1500);
+  setTimeout(() => say(gettext("Copy")), 1500);
 }

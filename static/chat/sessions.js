@@ -1,9 +1,12 @@
-// The sessions sidebar: open, rename, delete (after a confirm) and search chats by title.
-// The server renders the first list; searching and paging use GET /api/v1/sessions/.
+// The sessions sidebar: chats grouped by date (today, previous 7 days, older), open, rename,
+// delete (after a confirm), and search by what was said in them (titles and messages). The
+// server renders the first list; paging uses GET /api/v1/sessions/, search
+// GET /api/v1/sessions/search/.
 
-import { sessionsApi } from "./api.js";
+import { actionsApi, sessionsApi } from "./api.js";
+import { gettext, interpolate } from "./i18n.js";
 
-const UNTITLED = "Untitled chat";
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -20,6 +23,20 @@ function iconButton(className, label) {
   return button;
 }
 
+/** "today", "week" (the previous 7 days) or "older" for a time in ms. */
+export function dateGroup(ms, now = new Date()) {
+  const midnight = new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime();
+  if (ms >= midnight) return "today";
+  if (ms >= midnight - 7 * DAY_MS) return "week";
+  return "older";
+}
+
+const GROUP_LABELS = {
+  today: gettext("Today"),
+  week: gettext("Previous 7 days"),
+  older: gettext("Older"),
+};
+
 export class Sidebar {
   /**
    * @param {object} parts  list (ul), search (input), more (button), empty (p)
@@ -33,8 +50,10 @@ export class Sidebar {
     this.query = "";
     this.searchTimer = null;
     this.searchSeq = 0;
+    this.untitled = gettext("Untitled chat");
     for (const li of [...this.list.querySelectorAll("li[data-session-id]")]) {
-      li.replaceWith(this.item(li.dataset.sessionId, li.textContent.trim()));
+      const updated = Date.parse(li.dataset.updated || "") || Date.now();
+      li.replaceWith(this.item(li.dataset.sessionId, li.textContent.trim(), updated));
     }
     this.list.addEventListener("click", (e) => this.onClick(e));
     this.search.addEventListener("input", () => this.onSearch());
@@ -45,20 +64,38 @@ export class Sidebar {
       }
     });
     this.more.addEventListener("click", () => this.loadMore());
-    this.updateEmpty();
+    this.regroup();
   }
 
-  item(id, title) {
+  /** The chats' list items (not the date headings). */
+  items() {
+    return [...this.list.querySelectorAll(":scope > li[data-session-id]")];
+  }
+
+  item(id, title, updatedMs, snippet = "") {
     const li = el("li", "session");
     li.dataset.sessionId = id;
-    const link = el("a", null, title || UNTITLED);
+    li.dataset.updated = String(updatedMs || Date.now());
+    const link = el("a", null, title || this.untitled);
     link.href = `#${id}`;
     link.dataset.sessionId = id;
+    if (snippet) {
+      const excerpt = el("span", "snippet", snippet);
+      link.append(excerpt);
+      link.title = `${title || this.untitled}\n${snippet}`;
+    }
     const actions = el("span", "actions");
-    actions.append(iconButton("rename", "Rename chat"), iconButton("delete", "Delete chat"));
+    actions.append(
+      iconButton("rename", gettext("Rename chat")),
+      iconButton("delete", gettext("Delete chat"))
+    );
     li.append(link, actions);
     if (id === this.activeId) this.markActive(li, true);
     return li;
+  }
+
+  titleOf(li) {
+    return li.querySelector("a").firstChild?.textContent || "";
   }
 
   find(id) {
@@ -74,41 +111,56 @@ export class Sidebar {
 
   setActive(id) {
     this.activeId = id;
-    for (const li of this.list.children) this.markActive(li, li.dataset.sessionId === id);
+    for (const li of this.items()) this.markActive(li, li.dataset.sessionId === id);
   }
 
-  /** Show a session at the top (a new chat, or new activity in one). */
+  /** Show a session at the top, active now (a new chat, or new activity in one). */
   touch(id, title) {
     let li = this.find(id);
-    if (!li) li = this.item(id, title);
-    else if (title && li.querySelector("a").textContent === UNTITLED) this.setTitle(id, title);
+    if (!li) li = this.item(id, title, Date.now());
+    li.dataset.updated = String(Date.now());
     if (this.query && !this.matches(li)) return;
     this.list.prepend(li);
-    this.updateEmpty();
+    this.regroup();
   }
 
   setTitle(id, title) {
     const li = this.find(id);
-    if (li && title) li.querySelector("a").textContent = title;
+    if (!li || !title) return;
+    li.querySelector("a").firstChild.textContent = title;
   }
 
   matches(li) {
-    return li.querySelector("a").textContent.toLowerCase().includes(this.query.toLowerCase());
+    return this.titleOf(li).toLowerCase().includes(this.query.toLowerCase());
   }
 
-  updateEmpty() {
-    const visible = [...this.list.children].some((li) => !li.hidden);
+  /** Date headings before the first visible chat of each group; the empty-list line. */
+  regroup() {
+    for (const label of this.list.querySelectorAll(":scope > li.group-label")) label.remove();
+    let last = null;
+    for (const li of this.items()) {
+      if (li.hidden) continue;
+      const group = dateGroup(Number(li.dataset.updated));
+      if (group === last) continue;
+      const label = el("li", "group-label");
+      label.append(el("h2", null, GROUP_LABELS[group]));
+      li.before(label);
+      last = group;
+    }
+    const visible = this.items().some((li) => !li.hidden);
     this.empty.hidden = visible;
-    this.empty.textContent = this.query ? "No chats match your search." : "No chats yet.";
+    this.empty.textContent = this.query
+      ? gettext("No chats match your search.")
+      : gettext("No chats yet.");
   }
 
   // ---- search and paging --------------------------------------------------------------
 
   onSearch() {
     this.query = this.search.value.trim();
-    // Filter what is on screen at once; the server's answer (all chats) replaces it shortly.
-    for (const li of this.list.children) li.hidden = Boolean(this.query) && !this.matches(li);
-    this.updateEmpty();
+    // Filter titles on screen at once; the server's answer (titles and messages) replaces it.
+    for (const li of this.items()) li.hidden = Boolean(this.query) && !this.matches(li);
+    this.regroup();
     clearTimeout(this.searchTimer);
     this.searchTimer = setTimeout(() => this.fetchList(), 250);
   }
@@ -116,14 +168,33 @@ export class Sidebar {
   async fetchList() {
     const seq = ++this.searchSeq;
     try {
-      const page = await sessionsApi.list(this.query);
-      if (seq !== this.searchSeq) return; // a newer search is on its way
-      this.list.replaceChildren(...page.results.map((s) => this.item(s.id, s.title)));
-      this.setNext(page.next);
+      if (this.query) {
+        const found = await actionsApi.search(this.query);
+        if (seq !== this.searchSeq) return; // a newer search is on its way
+        this.show(found.results);
+        this.setNext(null);
+      } else {
+        const page = await sessionsApi.list("");
+        if (seq !== this.searchSeq) return;
+        this.show(page.results);
+        this.setNext(page.next);
+      }
     } catch (error) {
-      if (seq === this.searchSeq) this.hooks.error(`Could not search your chats: ${error.message}`);
+      if (seq === this.searchSeq) {
+        this.hooks.error(
+          interpolate(gettext("Could not search your chats: %(reason)s"), {
+            reason: error.message,
+          })
+        );
+      }
     }
-    this.updateEmpty();
+    this.regroup();
+  }
+
+  show(sessions) {
+    this.list.replaceChildren(
+      ...sessions.map((s) => this.item(s.id, s.title, Date.parse(s.updated_at), s.snippet || ""))
+    );
   }
 
   setNext(next) {
@@ -134,25 +205,30 @@ export class Sidebar {
   /** The next page; the first click after the server-rendered list pages through the API
    * until it reaches chats not shown yet. */
   async loadMore() {
-    const shown = this.list.children.length;
+    const shown = this.items().length;
     this.more.disabled = true;
     try {
-      let page = this.next ? await sessionsApi.page(this.next) : await sessionsApi.list(this.query);
+      let page = this.next ? await sessionsApi.page(this.next) : await sessionsApi.list("");
       this.appendPage(page);
-      while (page.next && this.list.children.length <= shown) {
+      while (page.next && this.items().length <= shown) {
         page = await sessionsApi.page(page.next);
         this.appendPage(page);
       }
       this.setNext(page.next);
     } catch (error) {
-      this.hooks.error(`Could not load more chats: ${error.message}`);
+      this.hooks.error(
+        interpolate(gettext("Could not load more chats: %(reason)s"), { reason: error.message })
+      );
     } finally {
       this.more.disabled = false;
+      this.regroup();
     }
   }
 
   appendPage(page) {
-    for (const s of page.results) if (!this.find(s.id)) this.list.append(this.item(s.id, s.title));
+    for (const s of page.results) {
+      if (!this.find(s.id)) this.list.append(this.item(s.id, s.title, Date.parse(s.updated_at)));
+    }
   }
 
   // ---- actions ------------------------------------------------------------------------
@@ -173,12 +249,12 @@ export class Sidebar {
 
   startRename(li) {
     const link = li.querySelector("a");
-    const old = link.textContent;
+    const old = this.titleOf(li);
     const input = el("input", "rename-input");
     input.type = "text";
     input.value = old;
     input.maxLength = 200;
-    input.setAttribute("aria-label", "Chat title");
+    input.setAttribute("aria-label", gettext("Chat title"));
     link.hidden = true;
     li.classList.add("renaming");
     li.prepend(input);
@@ -192,14 +268,17 @@ export class Sidebar {
       input.remove();
       link.hidden = false;
       li.classList.remove("renaming");
+      li.querySelector("button.rename")?.focus();
       if (!save || !title || title === old) return;
-      link.textContent = title; // optimistic; put back if the server refuses
+      this.setTitle(li.dataset.sessionId, title); // optimistic; put back if the server refuses
       try {
         const session = await sessionsApi.rename(li.dataset.sessionId, title);
-        link.textContent = session?.title || title;
+        this.setTitle(li.dataset.sessionId, session?.title || title);
       } catch (error) {
-        link.textContent = old;
-        this.hooks.error(`Could not rename the chat: ${error.message}`);
+        this.setTitle(li.dataset.sessionId, old);
+        this.hooks.error(
+          interpolate(gettext("Could not rename the chat: %(reason)s"), { reason: error.message })
+        );
       }
     };
     input.addEventListener("keydown", (e) => {
@@ -215,7 +294,7 @@ export class Sidebar {
   }
 
   async remove(li) {
-    const title = li.querySelector("a").textContent;
+    const title = this.titleOf(li);
     if (!(await this.hooks.confirm(title))) return;
     const id = li.dataset.sessionId;
     try {
@@ -223,12 +302,18 @@ export class Sidebar {
     } catch (error) {
       const gone = error.status === 404 && ["session_not_found", "not_found"].includes(error.code);
       if (!gone) {
-        this.hooks.error(`Could not delete the chat: ${error.message}`);
+        this.hooks.error(
+          interpolate(gettext("Could not delete the chat: %(reason)s"), { reason: error.message })
+        );
         return;
       }
     }
+    // Focus moves to the next chat (or the search box), never lost with the deleted item.
+    const items = this.items();
+    const next = items[items.indexOf(li) + 1] || items[items.indexOf(li) - 1];
     li.remove();
-    this.updateEmpty();
+    this.regroup();
+    (next?.querySelector("a") || this.search).focus();
     this.hooks.deleted(id);
   }
 }

@@ -1,5 +1,7 @@
-// Page chrome: theme and expert-detail toggles (remembered), the phone drawer, toasts, the
-// screen-reader announcer and the delete confirmation.
+// Page chrome: theme and expert-detail toggles (remembered), the language menu, the phone
+// drawer, toasts, the screen-reader announcer and the delete confirmation.
+
+import { gettext } from "./i18n.js";
 
 /** localStorage that never throws (storage can be blocked): null when unreadable. */
 export function stored(key) {
@@ -37,8 +39,9 @@ function effectiveTheme() {
 export function setupThemeToggle(button) {
   const paint = () => {
     const next = effectiveTheme() === "dark" ? "light" : "dark";
-    button.setAttribute("aria-label", `Switch to ${next} theme`);
-    button.title = `Switch to ${next} theme`;
+    const label = next === "dark" ? gettext("Switch to dark theme") : gettext("Switch to light theme");
+    button.setAttribute("aria-label", label);
+    button.title = label;
     button.dataset.next = next;
   };
   button.addEventListener("click", () => {
@@ -56,7 +59,7 @@ export function setupExpertToggle(button) {
   const paint = () => {
     const shown = !root.classList.contains("hide-experts");
     button.setAttribute("aria-pressed", String(shown));
-    button.title = shown ? "Hide what the experts did" : "Show what the experts did";
+    button.title = shown ? gettext("Hide what the experts did") : gettext("Show what the experts did");
   };
   root.classList.toggle("hide-experts", stored("showExperts") === "0");
   button.addEventListener("click", () => {
@@ -87,9 +90,13 @@ export function setupDrawer(layout, menuButton, closeButton, backdrop) {
   return { close: () => set(false) };
 }
 
-/** A short notification in the corner; `sticky` ones stay until closed; `action` adds a button
- * {label, run}. */
-export function toast(container, { title, text, sticky = false, action = null }) {
+const TOAST_SECONDS = 12;
+const TOASTS_SHOWN = 3;
+
+/** A short notification under the header, clear of the composer. It goes by itself after a
+ * few seconds (held while the pointer or focus is on it); at most three show at once. `action`
+ * adds a button {label, run}. */
+export function toast(container, { title, text, action = null, seconds = TOAST_SECONDS }) {
   const item = document.createElement("div");
   item.className = "toast"; // read out through the announcer, not as a live region
   const body = document.createElement("div");
@@ -112,35 +119,62 @@ export function toast(container, { title, text, sticky = false, action = null })
   const close = document.createElement("button");
   close.type = "button";
   close.className = "icon-btn close";
-  close.setAttribute("aria-label", "Dismiss");
+  close.setAttribute("aria-label", gettext("Dismiss"));
   close.addEventListener("click", () => item.remove());
   item.append(body, close);
   container.append(item);
-  if (!sticky) setTimeout(() => item.remove(), 10000);
+  while (container.children.length > TOASTS_SHOWN) container.firstElementChild.remove();
+  let timer = null;
+  const start = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => item.remove(), seconds * 1000);
+  };
+  const hold = () => clearTimeout(timer);
+  item.addEventListener("pointerenter", hold);
+  item.addEventListener("pointerleave", start);
+  item.addEventListener("focusin", hold);
+  item.addEventListener("focusout", start);
+  start();
   return item;
 }
 
-/** Say something to screen readers (a polite live region). */
+/** Say something to screen readers (a polite live region). Things said in the same moment
+ * are read together, so none is lost (two experts asked at once are both announced). */
 export function announcer(region) {
   let timer = null;
+  let pending = [];
   return (text) => {
-    region.textContent = "";
+    if (!pending.length) region.textContent = "";
+    pending.push(text);
     clearTimeout(timer);
     // A fresh text node after a tick makes screen readers read repeated words again.
     timer = setTimeout(() => {
-      region.textContent = text;
+      region.textContent = pending.join(" · ");
+      pending = [];
     }, 50);
   };
 }
 
-/** Ask before deleting; resolves true when the user confirms. */
+/** Ask before deleting; resolves true when the user confirms. Focus goes back to what had it
+ * (the list's delete button) when the dialog closes. */
 export function confirmDelete(dialog, title) {
+  const opener = document.activeElement;
   dialog.querySelector("[data-title]").textContent = title;
   dialog.returnValue = "";
   dialog.showModal();
   dialog.querySelector("[value=cancel]").focus();
   return new Promise((resolve) => {
-    const done = () => resolve(dialog.returnValue === "delete");
+    const done = () => {
+      const confirmed = dialog.returnValue === "delete";
+      if (!confirmed && opener?.isConnected) opener.focus();
+      resolve(confirmed);
+    };
     dialog.addEventListener("close", done, { once: true });
   });
+}
+
+/** The language menu: posts Django's set_language form when the choice changes. */
+export function setupLanguage(select) {
+  if (!select) return;
+  select.addEventListener("change", () => select.form.submit());
 }

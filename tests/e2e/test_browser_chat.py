@@ -62,7 +62,8 @@ def test_turn_streams_token_by_token_with_tool_call_and_replays_identically(
     page.reload()
     page.wait_for_selector(".msg.agent[data-status=completed]")
     assert page.inner_text("#transcript") == live
-    assert page.inner_text("#sessions") == "what is 12*(3+4)? explain"
+    assert page.inner_text("#sessions li[data-session-id] a") == "What is 12*(3+4)? explain"
+    assert page.inner_text("#sessions .group-label") == "Today"
     screenshot(page, "chat-after-reload")
     assert page.console_errors == []
 

@@ -26,6 +26,7 @@ TREE = """() => [...document.querySelectorAll('#transcript .msg')].map((m) => {
   if (m.classList.contains('tool')) {
     return `tool in=${where} ${m.querySelector('summary').textContent}`;
   }
+  if (!m.querySelector('header')) return `${m.className} in=${where} ${m.textContent}`;
   return `${m.className} in=${where} ${m.querySelector('header').textContent}: `
     + m.querySelector('.body').textContent;
 })"""
@@ -164,7 +165,8 @@ def test_stop_cancels_the_whole_tree(demo_team, start_asgi_server, browser_page)
     assert not page.is_visible("#stop")
     finance = ".msg.delegation[data-depth='1']"
     page.wait_for_selector(f"{finance}[data-status=cancelled]")
-    assert page.inner_text(f"{finance} .state") == "cancelled"
+    assert page.inner_text(f"{finance} .state") == "stopped"
+    assert page.inner_text("#transcript > .msg.turn-stopped") == "Stopped."  # said at the top too
     # Math may have answered just before the stop; nothing is left running either way.
     assert page.get_attribute(".msg.delegation[data-depth='2']", "data-status") in (
         "cancelled",

@@ -31,7 +31,13 @@ def three_chats(db):
 
 
 def titles(page) -> list[str]:
-    return page.locator("#sessions li:visible a").all_inner_texts()
+    return page.evaluate(
+        """() => [...document.querySelectorAll('#sessions li[data-session-id]')]
+          .filter((li) => !li.hidden).map((li) => li.querySelector('a').firstChild.textContent)"""
+    )
+
+
+SESSION_COUNT = "n => document.querySelectorAll('#sessions li[data-session-id]').length === n"
 
 
 def test_last_chat_reopens_new_chat_starts_empty_and_phones_get_a_drawer(
@@ -59,11 +65,11 @@ def test_last_chat_reopens_new_chat_starts_empty_and_phones_get_a_drawer(
     page.click("#new-chat")
     assert page.locator("#transcript .msg").count() == 0
     assert page.is_visible("#empty") and page.locator("#sessions li.active").count() == 0
-    page.click(".chip:text('What is 12*(3+4)?')")
-    assert page.input_value("#text") == "What is 12*(3+4)?"
+    page.fill("#text", "a draft for later")
     page.reload()
     page.wait_for_selector("#status[data-state=connected]")
     assert page.locator("#transcript .msg").count() == 0  # a new chat stays new
+    assert page.input_value("#text") == "a draft for later"  # with its draft
 
     # On a phone the chat list is a drawer.
     phone(page)
@@ -95,17 +101,25 @@ def test_search_rename_and_delete_through_the_api(three_chats, asgi_server, brow
     page = browser_page
     sign_in_as(page, asgi_server)
 
-    with page.expect_response(lambda r: "/api/v1/sessions/?search=budget" in r.url) as searched:
+    with page.expect_response(lambda r: "/api/v1/sessions/search/?q=budget" in r.url) as searched:
         page.fill("#session-search", "budget")
     assert searched.value.status == 200
-    page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 2")
+    page.wait_for_function(SESSION_COUNT, arg=2)
     assert titles(page) == ["Budget planning", "Budget review 2025"]  # not mallory's
+    # Search reads what was said, not only titles, and shows where it matched.
+    with page.expect_response(lambda r: "/api/v1/sessions/search/" in r.url) as searched:
+        page.fill("#session-search", "hello from trip")
+    assert searched.value.status == 200
+    page.wait_for_function(SESSION_COUNT, arg=1)
+    assert titles(page) == ["Trip to Lisbon"]
+    assert page.inner_text("#sessions .snippet") == "hello from Trip to Lisbon"
+    screenshot(page, "sessions-content-search")
     with page.expect_response(lambda r: "/api/v1/sessions/" in r.url) as cleared:
         page.fill("#session-search", "nothing like this")
     assert cleared.value.ok
     page.wait_for_selector("#sessions-empty:text('No chats match your search.')")
     page.fill("#session-search", "")
-    page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 3")
+    page.wait_for_function(SESSION_COUNT, arg=3)
 
     # Rename: the pencil turns the title into a field; Enter saves it on the server.
     item = page.locator("#sessions li", has_text="Budget review 2025")
@@ -135,7 +149,7 @@ def test_search_rename_and_delete_through_the_api(three_chats, asgi_server, brow
     with page.expect_response(lambda r: r.request.method == "DELETE") as deleted:
         page.click("#confirm-delete button[value=delete]")
     assert deleted.value.status == 204
-    page.wait_for_function("() => document.querySelectorAll('#sessions li').length === 2")
+    page.wait_for_function(SESSION_COUNT, arg=2)
     assert page.locator("#transcript .msg").count() == 0  # the open chat was the deleted one
 
     page.goto(asgi_server + "/")
