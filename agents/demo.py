@@ -33,7 +33,10 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "name": "finance",
         "display_name": "Finance expert",
         "description": "Budgets, costs, prices and money questions; the Math expert computes.",
-        "tags": ["finance", "budget", "cost", "price", "money", "財務", "财务", "预算", "營收"],
+        "tags": [
+            *["finance", "budget", "cost", "price", "money"],
+            *["財務", "财务", "预算", "營收"],
+        ],
         "system_prompt": (
             "You answer money questions from the finance department's documents (search them "
             "and cite them), and ask the math expert for any computation. Explain the result in "
@@ -58,7 +61,7 @@ DEMO_AGENTS: list[dict[str, Any]] = [
     {
         "name": "legal",
         "display_name": "Legal expert",
-        "description": "Contracts, compliance and NDAs (法務): strict answers from legal documents.",
+        "description": "Contracts, compliance and NDAs (法務): strict answers from its documents.",
         "tags": ["legal", "contract", "compliance", "法務", "法务", "合約", "合约"],
         "system_prompt": (
             "You answer legal questions only from the legal department's documents, cited. "

@@ -11,10 +11,10 @@ from django.db import connection
 from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
 from delegation.services import RunStopped, run_claim, run_create, run_save_progress
-from delegation.ending import run_stop
 from tests.factories import make_agent
 from tests.fake_openai import Reply, error, text, tool_call
 
