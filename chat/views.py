@@ -73,7 +73,7 @@ def chat_index(request: HttpRequest) -> HttpResponse:
         "experts": [agent.display_name for agent in experts],
         "offline": offline,
         "suggestions": suggestions_for(entry=entry, experts=experts),
-        "page_title": entry.display_name if entry else "Agents",
+        "page_title": entry.display_name if entry else _("Agents"),
         "max_chars": settings.CHAT_MAX_MESSAGE_CHARS,
     }
     return render(request, "chat/index.html", context)

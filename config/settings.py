@@ -65,6 +65,7 @@ MIDDLEWARE = [
     "chat.middleware.ContentSecurityPolicyMiddleware",  # strict CSP (chat/middleware.py)
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from any ASGI server (daphne)
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",  # the page's language: choice, else browser
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -164,6 +165,9 @@ LOGOUT_REDIRECT_URL = "login"
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env("DJANGO_TIME_ZONE", default="UTC")
 USE_I18N = True
+# The chat page in English, Traditional and Simplified Chinese (locale/, docs/web-chat.md).
+LANGUAGES = [("en", "English"), ("zh-hant", "繁體中文"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"

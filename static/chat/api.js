@@ -1,5 +1,7 @@
 // The REST API (/api/v1/) with the browser's session cookie; unsafe methods send the CSRF token.
 
+import { gettext, interpolate } from "./i18n.js";
+
 export class ApiError extends Error {
   constructor(message, code, status) {
     super(message);
@@ -29,13 +31,15 @@ export async function api(method, url, body) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiError("The server cannot be reached right now.", "network", 0);
+    throw new ApiError(gettext("The server cannot be reached right now."), "network", 0);
   }
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
   if (!response.ok) {
     const error = data?.error || {};
-    const message = error.message || `The server answered ${response.status}.`;
+    const message =
+      error.message ||
+      interpolate(gettext("The server answered %(status)s."), { status: response.status });
     throw new ApiError(message, error.code || "http_error", response.status);
   }
   return data;
@@ -46,7 +50,9 @@ export const sessionsApi = {
     api("GET", `/api/v1/sessions/${search ? `?search=${encodeURIComponent(search)}` : ""}`),
   page: (url) => {
     const next = new URL(url, location.href); // only ever follow our own origin
-    if (next.origin !== location.origin) throw new ApiError("Unexpected next page.", "invalid", 0);
+    if (next.origin !== location.origin) {
+      throw new ApiError(gettext("Unexpected next page."), "invalid", 0);
+    }
     return api("GET", next.pathname + next.search);
   },
   rename: (id, title) => api("PATCH", `/api/v1/sessions/${encodeURIComponent(id)}/`, { title }),

@@ -1,6 +1,6 @@
 // Translations from Django's JavaScript catalog (/jsi18n/, loaded by a script tag before the
-// modules run). Call sites write gettext("…") literally so `makemessages -d djangojs` finds
-// them; without the catalog every string stays English.
+// modules run). Call sites pass string literals to gettext, so `makemessages -d djangojs` finds
+// them (locale/, see docs/web-chat.md); without the catalog every string stays English.
 
 const catalog = window;
 

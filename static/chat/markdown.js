@@ -26,6 +26,7 @@ import typescript from "../vendor/highlightjs-11.12.0/languages/typescript.min.j
 import xml from "../vendor/highlightjs-11.12.0/languages/xml.min.js";
 import yaml from "../vendor/highlightjs-11.12.0/languages/yaml.min.js";
 import markdownit from "../vendor/markdown-it-15.0.3/markdown-it.esm.min.mjs";
+import { gettext, interpolate } from "./i18n.js";
 import { mathInline, typeset } from "./math.js";
 
 const LANGUAGES = {
@@ -91,7 +92,7 @@ export function highlightCode(code, lang) {
 
 function codeBlock(code, lang) {
   const label = `<span class="lang">${escape(lang || "text")}</span>`;
-  const copy = '<button type="button" class="copy" aria-label="Copy code">Copy</button>';
+  const copy = `<button type="button" class="copy" aria-label="${escape(gettext("Copy code"))}">${escape(gettext("Copy"))}</button>`;
   const data = lang ? ` data-lang="${escape(lang)}"` : "";
   const body = highlightCode(code.replace(/\n$/, ""), lang);
   return `<figure class="code-block"><figcaption>${label}${copy}</figcaption><pre><code${data}>${body}</code></pre></figure>\n`;
@@ -124,7 +125,8 @@ rules.image = (tokens, i, options, env, self) => {
   if (!url) return escape(`![${alt}](${token.attrGet("src")})`);
   return (
     `<button type="button" class="load-image" data-src="${escape(url.href)}"` +
-    ` data-alt="${escape(alt)}" title="${escape(url.href)}">Load image from ${escape(url.host)}</button>`
+    ` data-alt="${escape(alt)}" title="${escape(url.href)}">` +
+    `${escape(interpolate(gettext("Load image from %(host)s"), { host: url.host }))}</button>`
   );
 };
 

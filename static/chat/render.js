@@ -376,7 +376,7 @@ export class Transcript {
     if (this.nodes.has(id)) return;
     const article = el("article", "msg reminder");
     article.dataset.messageId = id;
-    const header = el("header", null, gettext(data.late ? "Reminder (late)" : "Reminder"));
+    const header = el("header", null, data.late ? gettext("Reminder (late)") : gettext("Reminder"));
     const body = el("div", "body", data.content || "");
     article.append(header, body);
     this.nodes.set(id, { kind: "reminder", el: article, text: data.content || "" });
@@ -514,7 +514,8 @@ export class Transcript {
     if (!fold) {
       const details = el("details", "msg branch");
       details.dataset.branch = runId;
-      const summary = el("summary", null, gettext("Earlier answer"));
+      const one = ngettext("Earlier answer", "Earlier answers (%(count)s)", 1);
+      const summary = el("summary", null, interpolate(one, { count: 1 }));
       const thread = el("div", "branch-thread");
       details.append(summary, thread);
       this.root.append(details);

@@ -166,6 +166,8 @@ def test_stop_cancels_the_whole_tree(demo_team, start_asgi_server, browser_page)
     finance = ".msg.delegation[data-depth='1']"
     page.wait_for_selector(f"{finance}[data-status=cancelled]")
     assert page.inner_text(f"{finance} .state") == "stopped"
+    stopped_after = page.inner_text(f"{finance} .duration")
+    assert stopped_after.endswith("s"), stopped_after  # how long it ran before the stop
     assert page.inner_text("#transcript > .msg.turn-stopped") == "Stopped."  # said at the top too
     # Math may have answered just before the stop; nothing is left running either way.
     assert page.get_attribute(".msg.delegation[data-depth='2']", "data-status") in (
@@ -179,6 +181,7 @@ def test_stop_cancels_the_whole_tree(demo_team, start_asgi_server, browser_page)
     page.reload()
     page.wait_for_selector(".msg.delegation[data-status=cancelled]")
     assert page.evaluate(TREE) == live
+    assert page.inner_text(f"{finance} .duration").endswith("s")  # from the saved times
     assert not page.is_visible("#stop")
     assert page.console_errors == []
 

@@ -1,0 +1,65 @@
+"""The chat page in Chinese: from the browser's language at first, then the user's choice in the
+page; the templates and the scripts' strings (Django's JavaScript catalogue) both follow."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import screenshots
+from tests.factories import make_agent, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def alice_and_assistant(db):
+    """Written before the browser starts."""
+    make_user("alice")
+    make_agent(
+        "assistant",
+        display_name="Assistant",
+        is_entry=True,
+        tool_keys=["calculate", "current_time"],
+    )
+
+
+def test_traditional_from_the_browser_then_simplified_by_choice(
+    alice_and_assistant, asgi_server, browser_page
+):
+    page = browser_page
+    page.set_extra_http_headers({"Accept-Language": "zh-TW,zh;q=0.9,en;q=0.5"})
+    page.goto(asgi_server + "/")
+    assert page.inner_text("h1") == "登入"
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#status[data-state=connected]")
+    assert page.get_attribute("html", "lang") == "zh-hant"
+    assert page.inner_text("#new-chat") == "新對話"  # the template
+    assert page.inner_text("#status") == "已連線"  # a script's string
+    assert page.get_attribute("#text", "placeholder") == "傳訊息給 Assistant"
+    assert page.locator("#empty .chip").all_inner_texts() == ["現在幾點？", "12*(3+4) 等於多少？"]
+    page.click("#empty .chip:text('12*(3+4) 等於多少？')")
+    page.wait_for_selector(".msg.agent[data-status=completed]")
+    assert "= 84" in page.inner_text(".msg.agent .body")
+    assert page.inner_text("#sessions .group-label") == "今天"
+    assert page.get_attribute(".msg.agent button[data-action=copy]", "aria-label") == "複製"
+    assert page.get_attribute(".msg.agent button[data-action=retry]", "aria-label") == "再試一次"
+    screenshots(page, "i18n-zh-hant")
+
+    with page.expect_navigation():
+        page.select_option("#language", "zh-hans")  # the choice beats the browser's language
+    page.wait_for_selector("#status[data-state=connected]")
+    page.wait_for_selector(".msg.agent[data-status=completed]")  # the same chat reopens
+    assert page.get_attribute("html", "lang") == "zh-hans"
+    assert page.inner_text("#new-chat") == "新对话"
+    assert page.inner_text("#status") == "已连接"
+    assert page.get_attribute(".msg.agent button[data-action=retry]", "aria-label") == "重试"
+    assert page.input_value("#language") == "zh-hans"
+    screenshots(page, "i18n-zh-hans")
+
+    with page.expect_navigation():
+        page.select_option("#language", "en")
+    page.wait_for_selector("#status[data-state=connected]")
+    assert page.inner_text("#new-chat") == "New chat" and page.inner_text("#status") == "connected"
+    assert page.console_errors == []
