@@ -122,6 +122,8 @@ def test_outage_try_again_rate_copy_edit_and_history(
     live = page.evaluate(SHAPE)
     page.reload()
     page.wait_for_selector(f"{ANSWER}[data-status=completed]")
+    # KaTeX loads again after a reload, on the first formula (here inside the fold): wait for it.
+    page.wait_for_function("() => !document.querySelector('span.math:not(.typeset)')")
     assert page.evaluate(SHAPE) == live
     # The rating survived the reload (read back from the server).
     page.locator("#transcript > .msg.branch summary").click()
