@@ -51,7 +51,11 @@ def base_env(fake_base_url: str) -> dict[str, str]:
         **os.environ,
         "OPENAI_BASE_URL": fake_base_url,
         "OPENAI_API_KEY": "x",
-        "DJANGO_DEBUG": "1",
+        # Production settings: DEBUG's SQL capture would be measured too.
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "bench-only-secret-key",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",
         "DJANGO_LOG_LEVEL": "WARNING",
         "OPENAI_MAX_RETRIES": "0",
     }

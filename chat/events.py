@@ -114,11 +114,20 @@ class _Sender:
         ready.wait(5)
 
     def submit(self, group: str, event: dict[str, Any]) -> None:
-        """Queue one event for its group (thread-safe, returns at once)."""
+        """Queue one event for its group (thread-safe, returns at once). The embedded in-memory
+        layer takes it straight onto the server's loop: no hop through this sender's loop."""
+        layer = get_channel_layer()
+        direct = getattr(layer, "group_send_threadsafe", None)
+        if direct is not None:
+            direct(group, {"type": event["type"], "event": event})
+            return
         self.loop.call_soon_threadsafe(self.queue.put_nowait, (group, event))
 
     def flush(self, timeout: float) -> None:
         """Wait until every event queued so far was handed to the channel layer."""
+        flush_direct = getattr(get_channel_layer(), "flush_threadsafe", None)
+        if flush_direct is not None:
+            flush_direct(timeout)
         done = threading.Event()
         self.loop.call_soon_threadsafe(self.queue.put_nowait, done)
         done.wait(timeout)

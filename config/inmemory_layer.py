@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 from channels.layers import InMemoryChannelLayer
@@ -20,6 +21,9 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._home_loop: asyncio.AbstractEventLoop | None = None
+        self._outbox: list[tuple[str, dict[str, Any]]] = []  # sent from threads, not yet queued
+        self._outbox_lock = threading.Lock()
+        self._wake_pending = False
 
     def _remember_loop(self) -> None:
         # The newest receiver's loop is home: one server loop in production, one per test.
@@ -50,3 +54,43 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         await self._on_home(super().group_send(group, message))
+
+    def group_send_threadsafe(self, group: str, message: dict[str, Any]) -> bool:
+        """Send from any thread without waiting: queued on the home loop in the order sent, with
+        one wake-up of that loop per burst (not per event). False when no receiver has a loop
+        (nobody can be listening yet)."""
+        home = self._home_loop
+        if home is None or home.is_closed() or not home.is_running():
+            return False
+        with self._outbox_lock:
+            self._outbox.append((group, message))
+            if self._wake_pending:
+                return True
+            self._wake_pending = True
+        try:
+            home.call_soon_threadsafe(self._deliver)
+        except RuntimeError:  # the loop closed in between: nobody is listening any more
+            with self._outbox_lock:
+                self._outbox.clear()
+                self._wake_pending = False
+        return True
+
+    def _deliver(self) -> None:
+        with self._outbox_lock:
+            batch, self._outbox = self._outbox, []
+            self._wake_pending = False
+        loop = asyncio.get_running_loop()
+        for group, message in batch:
+            # Each send completes in its first step (put_nowait): tasks keep the order.
+            loop.create_task(InMemoryChannelLayer.group_send(self, group, message))
+
+    def flush_threadsafe(self, timeout: float) -> None:
+        """Wait until what was sent from threads so far is in the receivers' queues."""
+        home = self._home_loop
+        if home is None or home.is_closed() or not home.is_running():
+            return
+        done = threading.Event()
+        # Runs after any _deliver scheduled before it, and sets `done` after the first (and
+        # only) steps of the send tasks that _deliver created: the loop runs callbacks in order.
+        home.call_soon_threadsafe(lambda: asyncio.get_running_loop().call_soon(done.set))
+        done.wait(timeout)

@@ -106,8 +106,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": env("SQLITE_TEST_NAME", default=f"/tmp/agent-platform-test-{os.getpid()}.sqlite3")
     }
 else:
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Persistent connections: a task or request reuses its thread's connection instead of opening
+# one (with its PRAGMAs) and closing it every time (docs/decisions/0006-performance.md).
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (API throttling): Redis when configured, else per-process memory ---------------------

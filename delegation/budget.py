@@ -64,10 +64,12 @@ def budget_charge_tokens(*, root_id: Any, tokens: int) -> None:
     Run.objects.filter(pk=root_id).update(tree_tokens=F("tree_tokens") + tokens)
 
 
-def budget_take_delegation(*, root_id: Any) -> bool:
-    """Reserve one delegation if any is left; False when the turn has used them all."""
-    root = Run.objects.only("budget").get(pk=root_id)
-    limit = (root.budget or budget_initial())["max_delegations"]
+def budget_take_delegation(*, root_id: Any, limits: dict[str, int] | None = None) -> bool:
+    """Reserve one delegation if any is left; False when the turn has used them all. `limits`:
+    the root's budget when the caller has it loaded (it never changes during a turn)."""
+    if limits is None:
+        limits = Run.objects.only("budget").get(pk=root_id).budget
+    limit = (limits or budget_initial())["max_delegations"]
     return bool(
         Run.objects.filter(pk=root_id, tree_delegations__lt=limit).update(
             tree_delegations=F("tree_delegations") + 1

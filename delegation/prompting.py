@@ -15,7 +15,7 @@ from delegation.guards import delegation_targets, experts_out_of_reach
 from delegation.models import Run
 from delegation.routing.memory import memory_context
 from delegation.routing.modes import mode_rule
-from delegation.routing.selectors import mode_of, policy_for
+from delegation.routing.selectors import mode_of, run_policy
 from delegation.strict import CITE_RULE, STRICT_RULE
 
 
@@ -63,10 +63,18 @@ def model_messages(run: Run) -> list[dict[str, Any]]:
     if config.get("answer_from_knowledge_only"):
         rules.append(STRICT_RULE)
     if run.parent_id is None:  # the entry agent: what routing remembers of the conversation
-        rules.append(memory_context(run=run, policy=policy_for(agent_name=config["name"])))
+        rules.append(_memory_context(run))
     prompt = "\n\n".join(part for part in [prompt, *rules] if part)
     system = [{"role": "system", "content": prompt}] if prompt else []
     return [*system, *run.transcript]
+
+
+def _memory_context(run: Run) -> str:
+    """What routing remembers of the conversation, read once per delivery (memory changes
+    only when a turn ends)."""
+    if not hasattr(run, "_memory_context"):
+        run._memory_context = memory_context(run=run, policy=run_policy(run))  # type: ignore[attr-defined]
+    return run._memory_context  # type: ignore[attr-defined]
 
 
 def effective_tools(run: Run) -> dict[str, Tool]:

@@ -35,7 +35,6 @@ from delegation.services import (
     run_claim,
     run_release,
     run_save_quality,
-    usage_add,
 )
 from delegation.streaming import MessageStream
 from delegation.strict import run_is_strict, strict_refusal
@@ -176,7 +175,6 @@ def _model_call(
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(emitter, message_id_for(run, "text", run.steps), label)
     calls, usage = _stream(provider, request, stream, lease)
-    run.usage = usage_add(run.usage, usage.prompt_tokens, usage.completion_tokens)
     budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
     charge = usage_charge(run=run, hold=hold, usage=usage, text=stream.text, calls=calls)
     run.steps += 1

@@ -80,7 +80,7 @@ def run_create_child(
     config["max_steps"] = max(1, min(config["max_steps"], max_steps))
     return Run.objects.create(
         session_id=caller.session_id,
-        user_id=caller.user_id,
+        user=caller.user,  # loaded with the caller: later checks of the user cost no query
         agent=target,
         agent_version=target.version,
         agent_config=config,
@@ -97,6 +97,13 @@ def run_create_child(
     )
 
 
+# What a run never reads of its root (which can be long: the root's own transcript).
+ROOT_UNREAD = tuple(
+    f"root__{name}"
+    for name in ("transcript", "references", "citations", "answer", "task", "routing_request")
+)
+
+
 def _lease() -> Any:
     return timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
 
@@ -110,12 +117,13 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     """
     now = timezone.now()
     with transaction.atomic():
-        run = (
+        claimed = (
             Run.objects.select_for_update(of=("self",))
             .select_related("user", "session", "agent", "root")
+            .defer(*ROOT_UNREAD)
             .filter(pk=run_id)
-            .first()
         )
+        run = next(iter(claimed[:1]), None)  # not .first(): no ORDER BY to build for a pk
         if run is None or run.status in FINAL_STATUSES or run.status in WAIT_STATUSES:
             return None, 0.0
         if run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at > now:
@@ -187,7 +195,7 @@ def run_wait_or_continue(*, run: Run) -> bool:
     working, or an inbox item pending), in which case it is saved as waiting without a worker;
     False if nothing is left to wait for (go on)."""
     with transaction.atomic():
-        Run.objects.select_for_update().filter(pk=run.pk).first()
+        Run.objects.select_for_update().filter(pk=run.pk).values_list("pk").first()  # the lock
         status = run_wait_status(run_id=run.pk)
         if status is None:
             return False
@@ -207,11 +215,14 @@ def run_wait_or_continue(*, run: Run) -> bool:
     return True
 
 
-def run_resume_if_ready(*, run_id: Any) -> bool:
+def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
     """Re-enqueue a waiting run once nothing is left to wait for (True), or move it between
     `waiting` and `waiting_human` as what it waits for changes. Call inside a transaction:
-    the run's row lock makes the last of several concurrent ends resume it exactly once."""
-    run = Run.objects.select_for_update().filter(pk=run_id).first()
+    the run's row lock makes the last of several concurrent ends resume it exactly once
+    (`locked`: the run, already read with that lock in this transaction)."""
+    run = (
+        locked if locked is not None else Run.objects.select_for_update().filter(pk=run_id).first()
+    )
     if run is None or run.status not in WAIT_STATUSES:
         return False  # still running (it will see the change itself), or ended
     status = run_wait_status(run_id=run.pk)
@@ -270,14 +281,3 @@ def run_finish(
     for name, value in fields.items():
         setattr(run, name, value)
     return bool(updated)
-
-
-def usage_add(usage: dict[str, int], prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    """Usage with one more model call's tokens added (the number of calls is the run's steps)."""
-    prompt = usage.get("prompt_tokens", 0) + prompt_tokens
-    completion = usage.get("completion_tokens", 0) + completion_tokens
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }

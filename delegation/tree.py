@@ -49,7 +49,8 @@ def delegation_begin(
     # The child's calls: what the turn has left, less one for the caller and each caller above
     # it to answer once the child is done.
     calls_left = budget_state(root_id=caller.root_id_or_self).model_calls_left - (caller.depth + 1)
-    if calls_left < 1 or not budget_take_delegation(root_id=caller.root_id_or_self):
+    limits = (caller.root if caller.root_id else caller).budget
+    if calls_left < 1 or not budget_take_delegation(root_id=caller.root_id_or_self, limits=limits):
         return _refuse(
             caller,
             emitter,
@@ -224,12 +225,21 @@ def _superseded_result(child: Run) -> dict[str, Any]:
     }
 
 
+# What reporting a child's end never reads of its caller.
+CALLER_UNREAD = ("transcript", "references", "citations", "answer", "task", "routing_request")
+
+
 def delegation_complete(*, child: Run) -> None:
     """Report a child's end to its caller; the last child to end re-enqueues the caller. An
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
     for the new attempt."""
     with transaction.atomic():
-        parent = Run.objects.select_for_update().filter(pk=child.parent_id).first()
+        parent = (
+            Run.objects.select_for_update()
+            .defer(*CALLER_UNREAD)  # its transcript can be long; this reads only who it is
+            .filter(pk=child.parent_id)
+            .first()
+        )
         if parent is None:
             return
         superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")
@@ -274,7 +284,7 @@ def delegation_complete(*, child: Run) -> None:
             f"{parent.agent_config['display_name']}: {status}: {summary[:300]}",
             data={"status": status, "caller_run_id": str(parent.id)},
         )
-        run_resume_if_ready(run_id=parent.pk)
+        run_resume_if_ready(run_id=parent.pk, locked=parent)
 
 
 def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:

@@ -15,6 +15,7 @@ from agents.knowledge.tools import knowledge_tool_keys_for
 from agents.models import Agent, AgentRevision
 from delegation.budget import budget_state
 from delegation.evals.models import EvalCaseResult
+from delegation.evals.sandbox import is_sandbox_user
 from delegation.models import Run
 from delegation.services import pinned_config
 
@@ -63,6 +64,8 @@ def child_run_pin(sender: Any, instance: Run, created: bool, **kwargs: Any) -> N
     the same step limit the turn's budget gave it."""
     if not created or instance.root_id is None:
         return
+    if Run.user.is_cached(instance) and not is_sandbox_user(instance.user):
+        return  # only sandbox users run eval turns: no lookup for everyone else's
     result = (
         EvalCaseResult.objects.filter(root_run_id=instance.root_id)
         .select_related("eval_run")

@@ -13,6 +13,13 @@ def policy_for(*, agent_name: str) -> RoutingPolicy | None:
     return RoutingPolicy.objects.filter(entry_agents__name=agent_name).first()
 
 
+def run_policy(run: Run) -> RoutingPolicy | None:
+    """The routing policy of an entry agent's run, looked up once per delivery."""
+    if not hasattr(run, "_routing_policy"):
+        run._routing_policy = policy_for(agent_name=run.agent_config["name"])  # type: ignore[attr-defined]
+    return run._routing_policy  # type: ignore[attr-defined]
+
+
 def mode_of(run: Run) -> str | None:
     """The mode of the run's turn (decided on its root by a policy or a force flag), or None
     when nothing routed it."""

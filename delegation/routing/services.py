@@ -13,7 +13,7 @@ from delegation.guards import delegation_targets
 from delegation.models import Run
 from delegation.routing.decide import RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
-from delegation.routing.selectors import policy_for
+from delegation.routing.selectors import run_policy
 from delegation.services import run_save_progress
 
 
@@ -24,7 +24,7 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
     decision = routing_decide(
         RoutingInput(
             text=run.task,
-            policy=policy_for(agent_name=run.agent_config["name"]),
+            policy=run_policy(run),
             entry=run.agent_config,
             targets=delegation_targets(caller=run),
             force_strict=bool(request.get("force_strict")),
@@ -42,7 +42,7 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
 
 def route_after_turn(*, run: Run) -> None:
     """After the entry agent answered: update the session's routing memory."""
-    memory_after_turn(run=run, policy=policy_for(agent_name=run.agent_config["name"]))
+    memory_after_turn(run=run, policy=run_policy(run))
 
 
 def _delegate_call(run: Run, target: str, reason: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from agents.providers.base import ModelRequest, ToolCallRequest, Usage
 from delegation.models import Run
 from delegation.usage.budgets import Hold, run_caps, spend_hold, spend_settle
 from delegation.usage.models import ModelPrice, UsageRecord
-from delegation.usage.money import money_text
+from delegation.usage.money import money, money_text
 from delegation.usage.pricing import (
     Quote,
     estimate_prompt_tokens,
@@ -133,8 +133,27 @@ def usage_charge(
             currency=hold.currency,
         )
         spend_settle(hold=hold.hold, cost=cost, currency=hold.currency)
-    run.usage = run_usage_from_ledger(run_id=run.id)
+    if run.taken_over:  # a dead worker may have charged calls it never saved: sum the ledger
+        run.usage = run_usage_from_ledger(run_id=run.id)
+    else:  # the saved usage is the ledger's sum so far (one worker at a time): add this row
+        run.usage = _usage_plus(run.usage, prompt, cached, completion, cost)
     return Charge(prompt, cached, completion, cost, hold.currency)
+
+
+def _usage_plus(
+    usage: dict[str, Any], prompt: int, cached: int, completion: int, cost: Decimal
+) -> dict[str, Any]:
+    """A run's usage with one more ledger row added (the shape of run_usage_from_ledger)."""
+    prompt += usage.get("prompt_tokens", 0)
+    completion += usage.get("completion_tokens", 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "cached_tokens": usage.get("cached_tokens", 0) + cached,
+        "cost": money_text(money(usage.get("cost")) + cost),
+        "currency": settings.USAGE_CURRENCY,
+    }
 
 
 def run_usage_from_ledger(*, run_id: uuid.UUID) -> dict[str, Any]:

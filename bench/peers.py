@@ -1,0 +1,297 @@
+"""Benchmark: this platform beside its peers, on the same team and the same fake model, in one run.
+
+The team is entry → hop1 → hop2; a turn at depth d delegates d levels down and makes 2d + 1
+streamed model calls (every answer 20 chunks, zero-latency fake server). Four ways run it:
+
+- raw: the bare `openai` client making the same calls, nothing persisted (the floor);
+- sdk: the OpenAI Agents SDK, `as_tool` sub-agents, streamed, nothing persisted, in its own
+  process (bench/peer_sdk.py, from the optional `bench` extra in .venv-bench: `make bench-peers`);
+- embedded: this platform on daphne, SQLite, in-process pool, in-memory layer;
+- distributed: daphne + a Celery worker, Postgres, Redis.
+
+Both platform modes are timed at a real websocket client (message.send → the entry agent's
+run.completed, every event received) with everything persisted. Turns are interleaved (one of
+each way per round, per depth) so drift hits all alike. Prints p50/p90 per depth and way, each
+one's ratio to raw and to the SDK, the per-hop overhead, SQL queries per turn, and
+machine-readable `key=value` lines.
+
+Usage: .venv/bin/python bench/peers.py [--turns 30] [--skip-distributed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from harness import (
+    ROOT,
+    SESSION,
+    Servers,
+    base_env,
+    distributed_env,
+    manage,
+    percentiles,
+    queries_per_turn,
+    root_completed,
+    shell,
+)
+
+from tests.fake_openai import FakeOpenAI, delegate, text, tool_call
+
+ANSWER = [f"word{i} " for i in range(20)]
+DEPTHS = (0, 1, 2)
+SDK_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
+WHO = re.compile(r"You are (\w+)\.")
+
+TEAM = """
+from agents.models import Agent
+from agents.services import agent_revision_record
+Agent.objects.filter(is_entry=True).update(is_entry=False)
+def make(name, entry=False):
+    agent, _ = Agent.objects.update_or_create(name=name, defaults=dict(
+        display_name=name, provider="openai", model="m", system_prompt=f"You are {name}.",
+        is_entry=entry, tool_keys=[]))
+    return agent
+entry, hop1, hop2 = make("entry", True), make("hop1"), make("hop2")
+entry.allowed_subagents.set([hop1]); hop1.allowed_subagents.set([hop2])
+for a in (entry, hop1, hop2): agent_revision_record(agent=a)
+print("ok")
+"""
+
+
+def fake_team(body: dict) -> object:
+    """Delegate one level down while the requested depth allows it, else answer: with the
+    platform's `delegate` tool, or the SDK's agent-as-tool named after the sub-agent."""
+    who = WHO.match(body["messages"][0].get("content") or "")
+    level = {"entry": 0, "hop1": 1, "hop2": 2}.get(who.group(1)) if who else None
+    last = body["messages"][-1]
+    if last["role"] == "user" and level is not None:
+        depth = int(last["content"].split("depth=")[1][0])
+        if depth > level:
+            target = f"hop{level + 1}"
+            tools = {t["function"]["name"] for t in body.get("tools", [])}
+            if target in tools:
+                return tool_call(target, {"input": last["content"]})
+            return delegate(target, last["content"])
+    return text(*ANSWER)
+
+
+class Raw:
+    """The bare client: 2d + 1 streamed calls per turn."""
+
+    name = "raw"
+
+    def __init__(self, base_url: str) -> None:
+        import openai
+
+        self.client = openai.OpenAI(base_url=base_url, api_key="x", max_retries=0)
+        self.tools = [
+            {"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}
+        ]
+
+    async def turn(self, depth: int) -> float:
+        started = time.perf_counter()
+        messages = [{"role": "system", "content": "raw"}, {"role": "user", "content": "go"}]
+        for _call in range(2 * depth + 1):
+            for _chunk in self.client.chat.completions.create(
+                model="m", messages=messages, tools=self.tools, stream=True
+            ):
+                pass
+        return time.perf_counter() - started
+
+
+class Sdk:
+    """The Agents SDK in its own process, one turn per line."""
+
+    name = "sdk"
+
+    def __init__(self, base_url: str) -> None:
+        self.process = subprocess.Popen(
+            [str(SDK_PYTHON), "-P", str(ROOT / "bench" / "peer_sdk.py"), base_url],
+            cwd=tempfile.gettempdir(),  # never our `agents` package on the path
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    async def turn(self, depth: int) -> float:
+        self.process.stdin.write(f"{depth}\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the SDK peer exited; run it by hand to see why")
+        return float(line)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+class Platform:
+    """One of our modes, at a websocket client on one open connection."""
+
+    def __init__(self, name: str, port: int, session_key: str) -> None:
+        self.name, self.port, self.session_key = name, port, session_key
+        self.ws = None
+
+    async def open(self) -> None:
+        import websockets
+
+        headers = {
+            "Cookie": f"sessionid={self.session_key}",
+            "Origin": f"http://127.0.0.1:{self.port}",
+        }
+        self.ws = await websockets.connect(
+            f"ws://127.0.0.1:{self.port}/ws/chat/", additional_headers=headers, max_size=None
+        )
+
+    async def turn(self, depth: int) -> float:
+        frame = {
+            "type": "message.send",
+            "session_id": str(uuid.uuid4()),
+            "message_id": str(uuid.uuid4()),
+            "text": f"please go depth={depth}",
+        }
+        started = time.perf_counter()
+        await self.ws.send(json.dumps(frame))
+        while True:
+            event = json.loads(await asyncio.wait_for(self.ws.recv(), 30))
+            if event["type"] == "error" and not event.get("run_id"):
+                raise RuntimeError(event)
+            if event["type"] == "run.failed":
+                raise RuntimeError(event)
+            if root_completed(event):
+                return time.perf_counter() - started
+
+
+def prepared(env: dict[str, str]) -> str:
+    """Migrate, write the team and a signed-in user; the session key."""
+    manage(env, "migrate", "--no-input")
+    shell(env, TEAM)
+    return shell(env, SESSION)
+
+
+async def interleaved(ways: list, turns: int, warmup: int) -> dict[str, dict[int, list[float]]]:
+    """Rounds of one turn per way per depth; warm-up rounds are dropped."""
+    samples = {way.name: {d: [] for d in DEPTHS} for way in ways}
+    for round_ in range(warmup + turns):
+        for depth in DEPTHS:
+            for way in ways:
+                seconds = await way.turn(depth)
+                if round_ >= warmup:
+                    samples[way.name][depth].append(seconds)
+    return samples
+
+
+def hop_samples(samples: dict[int, list[float]], raw: dict[int, list[float]]) -> list[float]:
+    """Per round, in ms: (depth-2 turn - depth-0 turn) / 2 minus the raw client's same
+    difference."""
+    return [
+        ((s2 - s0) / 2 - (r2 - r0) / 2) * 1000
+        for s0, s2, r0, r2 in zip(samples[0], samples[2], raw[0], raw[2], strict=True)
+    ]
+
+
+def report(samples: dict[str, dict[int, list[float]]], queries: dict[str, dict[int, int]]) -> None:
+    """The table and the machine-readable lines."""
+    ways = list(samples)
+    p50 = {w: {d: percentiles(samples[w][d])[0] for d in DEPTHS} for w in ways}
+    print(
+        "\nStreamed turn by delegation depth (zero-latency fake model, 20-chunk answers, "
+        f"{len(samples['raw'][0])} interleaved turns per cell; ms)"
+    )
+    print(f"{'way':12} {'depth':>5} {'calls':>5} {'p50':>8} {'p90':>8} {'x raw':>6} {'x sdk':>6}")
+    for w in ways:
+        for d in DEPTHS:
+            median, p90 = percentiles(samples[w][d])
+            vs_sdk = f"{median / p50['sdk'][d]:6.2f}" if "sdk" in p50 else "     -"
+            print(
+                f"{w:12} {d:>5} {2 * d + 1:>5} {median:8.1f} {p90:8.1f} "
+                f"{median / p50['raw'][d]:6.2f} {vs_sdk}"
+            )
+    print("\nPer-hop overhead beyond the raw client's two extra calls (ms):")
+    hops = {}
+    for w in ways:
+        if w == "raw":
+            continue
+        hop = sorted(hop_samples(samples[w], samples["raw"]))
+        hops[w] = hop
+        p99 = hop[min(len(hop) - 1, int(len(hop) * 0.99))]
+        print(f"  {w:12} p50 {hop[len(hop) // 2]:6.1f}   p99 {p99:6.1f}")
+    for w, by_depth in queries.items():
+        print(
+            f"SQL queries per turn, {w}: " + ", ".join(f"depth {d}: {by_depth[d]}" for d in DEPTHS)
+        )
+    print()
+    for w in ways:
+        for d in DEPTHS:
+            print(f"{w}_depth{d}_p50_ms={p50[w][d]:.1f}")
+            if w not in ("raw", "sdk") and "sdk" in p50:
+                print(f"{w}_depth{d}_vs_sdk={p50[w][d] / p50['sdk'][d]:.2f}")
+            if w != "raw":
+                print(f"{w}_depth{d}_vs_raw={p50[w][d] / p50['raw'][d]:.2f}")
+        if w in hops and w != "sdk":
+            print(f"{w}_hop_ms={hops[w][len(hops[w]) // 2]:.1f}")
+
+
+def main() -> None:
+    """Start every way, run interleaved rounds, print the table."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--skip-distributed", action="store_true")
+    options = parser.parse_args()
+
+    fake = FakeOpenAI().start()
+    fake.fallback = fake_team
+    env = base_env(fake.base_url)
+    ways: list = [Raw(fake.base_url)]
+    if SDK_PYTHON.exists():
+        ways.append(Sdk(fake.base_url))
+    else:
+        print(
+            "!! NOT RUN: the OpenAI Agents SDK peer needs .venv-bench (make bench-peers installs "
+            "the `bench` extra there)",
+            file=sys.stderr,
+        )
+    queries: dict[str, dict[int, int]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        embedded = {**env, "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3"}
+        servers = [(embedded, False, "embedded")]
+        if not options.skip_distributed:
+            servers.append((distributed_env(env), True, "distributed"))
+        running = []
+        try:
+            for mode_env, worker, name in servers:
+                key = prepared(mode_env)
+                running.append(Servers(mode_env, with_worker=worker).__enter__())
+                ways.append(Platform(name, running[-1].port, key))
+
+            async def run() -> dict[str, dict[int, list[float]]]:
+                for way in ways:
+                    if isinstance(way, Platform):
+                        await way.open()
+                return await interleaved(ways, options.turns, options.warmup)
+
+            samples = asyncio.run(run())
+        finally:
+            for server in running:
+                server.__exit__()
+            for way in ways:
+                if isinstance(way, Sdk):
+                    way.close()
+        for mode_env, _worker, name in servers:
+            queries[name] = {d: queries_per_turn(mode_env, f"go depth={d}") for d in DEPTHS}
+    fake.stop()
+    report(samples, queries)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""SQL per turn: a delegation hop stays within its query budget, and a turn's queries do not grow
+with the session's history (10 or 500 earlier messages cost the same)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from delegation.models import Run, RunStatus
+from delegation.turns import turn_start
+from tests.delegation.conftest import make_team
+from tests.fake_openai import delegate, text
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# The most SQL statements one more level of delegation may add to a turn (the expert's run from
+# creation to answer, and its caller's resumption), transaction statements left out. A ratchet:
+# lower it when a change saves queries (docs/decisions/0006-performance.md).
+HOP_QUERY_BUDGET = 38
+
+
+def fake_team(body: dict) -> object:
+    """The entry agent delegates while the message asks for depth 1, the expert answers."""
+    me = body["messages"][0]["content"]
+    last = body["messages"][-1]
+    if me.startswith("You are lead.") and last["role"] == "user" and "depth=1" in last["content"]:
+        return delegate("expert", "look it up")
+    return text("The ", "answer.")
+
+
+@pytest.fixture
+def lead(fake_openai, settings, user):
+    """lead → expert on the fake server; tasks run inline so one connection sees every query."""
+    settings.TASKS_RUN_SYNC = True
+    fake_openai.fallback = fake_team
+    return make_team(lead=["expert"], expert=[])["lead"]
+
+
+def turn_queries(user, text_: str, session_id: uuid.UUID | None = None) -> int:
+    """Statements of one whole turn (sent, routed, answered), BEGIN/COMMIT left out."""
+    with CaptureQueriesContext(connection) as captured:
+        sent = turn_start(
+            user=user, session_id=session_id or uuid.uuid4(), message_id=uuid.uuid4(), text=text_
+        )
+    sent.run.refresh_from_db()
+    assert sent.run.status == RunStatus.SUCCEEDED, sent.run.error
+    return sum(
+        1
+        for q in captured.captured_queries
+        if q["sql"].split(None, 1)[0].upper() not in {"BEGIN", "COMMIT", "SAVEPOINT", "RELEASE"}
+    )
+
+
+def session_with_history(user, agent, turns: int) -> uuid.UUID:
+    """A session of `turns` finished turns (a question and an answer each) written directly."""
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent, title="old")
+    start = timezone.now() - timedelta(days=1)
+    questions, runs, answers = [], [], []
+    for n in range(turns):
+        asked = ChatMessage(
+            id=uuid.uuid4(), session=session, role=MessageRole.USER, content=f"question {n}"
+        )
+        run = Run(
+            session=session,
+            user=user,
+            agent=agent,
+            agent_version=1,
+            agent_config={"name": agent.name},
+            user_message=asked,
+            task=f"question {n}",
+            status=RunStatus.SUCCEEDED,
+            answer=f"answer {n}",
+            deadline=start,
+        )
+        questions.append(asked)
+        runs.append(run)
+        answers.append(
+            ChatMessage(
+                id=uuid.uuid4(),
+                session=session,
+                role=MessageRole.AGENT,
+                run=run,
+                content=f"answer {n}",
+                status=MessageStatus.COMPLETED,
+            )
+        )
+    ChatMessage.objects.bulk_create(questions)
+    Run.objects.bulk_create(runs)
+    ChatMessage.objects.bulk_create(answers)
+    return session.id
+
+
+def test_one_more_level_of_delegation_stays_within_the_hop_budget(lead, user):
+    turn_queries(user, "warm up depth=0")  # first-use lookups (content types, prices) are not a hop
+    direct = turn_queries(user, "go depth=0")
+    delegated = turn_queries(user, "go depth=1")
+    assert Run.objects.filter(depth=1, status=RunStatus.SUCCEEDED).count() == 1
+    print(f"queries: direct turn {direct}, one more level {delegated - direct}")
+    assert 0 < delegated - direct <= HOP_QUERY_BUDGET, (direct, delegated)
+
+
+def test_a_turn_costs_the_same_queries_after_10_or_500_messages(lead, user):
+    short = session_with_history(user, lead, turns=5)
+    long = session_with_history(user, lead, turns=250)
+    assert ChatMessage.objects.filter(session_id=long).count() == 500
+    turn_queries(user, "warm up depth=1")
+    assert turn_queries(user, "go depth=1", short) == turn_queries(user, "go depth=1", long)
+    # The long session's model request carried only the recent turns, not all 250.
+    assert ChatMessage.objects.filter(session_id=long).count() == 500 + 1 + 2 + 1
