@@ -67,6 +67,9 @@ class ChatMessage(models.Model):
     tool = models.JSONField(null=True, blank=True)  # {call_id, name, arguments, ok, result}
     # The knowledge an answer relies on: [{ref, document_id, title, version, chunk_id, quote, …}]
     citations = models.JSONField(default=list, blank=True)
+    # An answer's model call: tokens and cost, as `message.completed` carried them (a reload
+    # shows them too); null for user messages, tool messages and failure notes.
+    usage = models.JSONField(null=True, blank=True)
     status = models.CharField(
         max_length=10, choices=MessageStatus.choices, default=MessageStatus.COMPLETED
     )

@@ -41,6 +41,7 @@ def message_as_event_data(message: ChatMessage) -> dict[str, Any]:
         "tool": message.tool,
         "status": message.status,
         "citations": message.citations,
+        "usage": message.usage,
         "origin": message.origin,
         "edited_from": str(message.edited_from_id) if message.edited_from_id else None,
         "superseded_by": str(message.superseded_by) if message.superseded_by else None,

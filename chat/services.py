@@ -23,6 +23,7 @@ def message_upsert(
     tool: dict[str, Any] | None = None,
     model: str = "",
     citations: list[dict[str, Any]] | None = None,
+    usage: dict[str, Any] | None = None,
 ) -> None:
     """Insert or update an agent/tool message in one statement (a replayed step rewrites it).
 
@@ -42,11 +43,21 @@ def message_upsert(
                 status=status,
                 model=model,
                 citations=citations or [],
+                usage=usage or None,
             )
         ],
         update_conflicts=True,
         unique_fields=["id"],
-        update_fields=["content", "tool", "status", "agent", "model", "citations", "updated_at"],
+        update_fields=[
+            "content",
+            "tool",
+            "status",
+            "agent",
+            "model",
+            "citations",
+            "usage",
+            "updated_at",
+        ],
     )
 
 

@@ -60,7 +60,7 @@ class MessageStream:
         if self.fenced:
             run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
         self._flush(time.monotonic())
-        self._save(status, citations)
+        self._save(status, citations, usage)
         self.emitter.emit(
             "message.completed",
             self.message_id,
@@ -112,7 +112,12 @@ class MessageStream:
                 self._sent = len(self.text)
         self._flushed_at = now
 
-    def _save(self, status: str, citations: list[dict[str, Any]] | None = None) -> None:
+    def _save(
+        self,
+        status: str,
+        citations: list[dict[str, Any]] | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> None:
         run = self.emitter.run
         message_upsert(
             message_id=self.message_id,
@@ -124,4 +129,5 @@ class MessageStream:
             status=status,
             model=self.model_label,
             citations=citations,
+            usage=usage,
         )

@@ -11,6 +11,8 @@ from channels.db import database_sync_to_async
 from django.db.models import Sum
 from django.utils import timezone
 
+from chat.models import ChatMessage
+from chat.selectors import message_as_event_data
 from delegation.models import Run
 from delegation.usage.models import SpendCounter, UsageRecord
 from tests.delegation.conftest import make_team
@@ -86,6 +88,9 @@ async def test_each_call_is_a_ledger_row_and_runs_and_turns_are_their_sums(user,
         "cost": "0.0000240000",
         "currency": "USD",
     }
+    # Saved with the message: a reload (the snapshot) shows the same tokens and cost.
+    stored = await database_sync_to_async(ChatMessage.objects.get)(pk=finance_message["message_id"])
+    assert message_as_event_data(stored)["usage"] == finance_message["data"]["usage"]
     completed = {e["agent"]["name"]: e["data"]["usage"] for e in of_type(events, "run.completed")}
     assert completed["finance"]["cost"] == "0.0000240000"
     assert completed["boss"]["cost"] == "0.0000117000"  # its own two calls
