@@ -56,6 +56,7 @@ def base_env(fake_base_url: str) -> dict[str, str]:
         "DJANGO_SECRET_KEY": "bench-only-secret-key",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DJANGO_SECURE_SSL_REDIRECT": "0",
+        "API_THROTTLE_SEND": "100000/minute",  # one bench user sends hundreds of turns
         "DJANGO_LOG_LEVEL": "WARNING",
         "OPENAI_MAX_RETRIES": "0",
     }
@@ -151,7 +152,8 @@ class Servers:
                         "-A",
                         "config",
                         "worker",
-                        "--concurrency=2",
+                        f"--concurrency={os.environ.get('BENCH_WORKER_CONCURRENCY', '2')}",
+                        f"--pool={os.environ.get('BENCH_WORKER_POOL', 'prefork')}",
                         "--without-mingle",
                         "--without-gossip",
                         "--loglevel=WARNING",

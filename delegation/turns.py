@@ -108,6 +108,7 @@ def _start(
     if existing is not None:
         return existing
     session = ChatSession.objects.select_for_update().filter(pk=session_id).first()
+    fresh = session is None  # created here: no earlier turn, nothing running, no history
     if session is None:
         agent = agent_entry_for(user=user)
         session = ChatSession.objects.create(
@@ -117,11 +118,12 @@ def _start(
         raise NotFound("session")
     else:
         agent = _session_agent(session=session, user=user)
-    _no_turn_running(session)
+    if not fresh:
+        _no_turn_running(session)
     message = ChatMessage.objects.create(
         id=message_id, session=session, role=MessageRole.USER, content=text, origin=origin
     )
-    run = _begin(session=session, agent=agent, user=user, message=message, flags=flags)
+    run = _begin(session=session, agent=agent, user=user, message=message, flags=flags, fresh=fresh)
     if not session.title:  # a session created empty is named after its first message
         session.title = title_from(text)
     session.save(update_fields=["title", "updated_at"])
@@ -156,10 +158,12 @@ def _begin(
     flags: dict[str, bool],
     announce: bool = True,
     since: ChatMessage | None = None,
+    fresh: bool = False,
 ) -> Run:
     """The root run answering `message` with the history of its branch before it (or before
-    `since`, the message it replaces), announced with `message.created`, queued after commit."""
-    history = branch_history(session=session, before=since or message)
+    `since`, the message it replaces), announced with `message.created`, queued after commit.
+    `fresh`: the session was created for this message (it has no history to read)."""
+    history = [] if fresh else branch_history(session=session, before=since or message)
     run = run_create(
         agent=agent,
         user=user,
