@@ -13,6 +13,7 @@ from django.utils import timezone
 from agents.knowledge.tools import knowledge_tool_keys_for
 from agents.models import Agent
 from agents.services import agent_snapshot
+from config.db import row_or_none
 from config.enqueue import enqueue
 from delegation.budget import budget_initial
 from delegation.humans.models import InboxItem, ItemStatus
@@ -123,7 +124,7 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
             .defer(*ROOT_UNREAD)
             .filter(pk=run_id)
         )
-        run = next(iter(claimed[:1]), None)  # not .first(): no ORDER BY to build for a pk
+        run = row_or_none(claimed)
         if run is None or run.status in FINAL_STATUSES or run.status in WAIT_STATUSES:
             return None, 0.0
         if run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at > now:
@@ -195,7 +196,7 @@ def run_wait_or_continue(*, run: Run) -> bool:
     working, or an inbox item pending), in which case it is saved as waiting without a worker;
     False if nothing is left to wait for (go on)."""
     with transaction.atomic():
-        Run.objects.select_for_update().filter(pk=run.pk).values_list("pk").first()  # the lock
+        row_or_none(Run.objects.select_for_update().filter(pk=run.pk).values_list("pk"))  # lock
         status = run_wait_status(run_id=run.pk)
         if status is None:
             return False
@@ -221,7 +222,9 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
     the run's row lock makes the last of several concurrent ends resume it exactly once
     (`locked`: the run, already read with that lock in this transaction)."""
     run = (
-        locked if locked is not None else Run.objects.select_for_update().filter(pk=run_id).first()
+        locked
+        if locked is not None
+        else row_or_none(Run.objects.select_for_update().filter(pk=run_id))
     )
     if run is None or run.status not in WAIT_STATUSES:
         return False  # still running (it will see the change itself), or ended

@@ -11,6 +11,7 @@ from django.db import transaction
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
+from config.db import row_or_none
 from delegation.budget import budget_state, budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
@@ -234,11 +235,10 @@ def delegation_complete(*, child: Run) -> None:
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
     for the new attempt."""
     with transaction.atomic():
-        parent = (
+        parent = row_or_none(
             Run.objects.select_for_update()
             .defer(*CALLER_UNREAD)  # its transcript can be long; this reads only who it is
             .filter(pk=child.parent_id)
-            .first()
         )
         if parent is None:
             return

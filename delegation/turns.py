@@ -22,6 +22,7 @@ from agents.selectors import agent_entry_for, agent_usable_by
 from chat.events import emit, envelope
 from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
 from chat.selectors import message_as_event_data
+from config.db import row_or_none
 from config.errors import AppError, NotFound
 from delegation.ending import run_stop
 from delegation.models import FINAL_STATUSES, Run
@@ -107,7 +108,7 @@ def _start(
     existing = _existing(user=user, session_id=session_id, message_id=message_id)
     if existing is not None:
         return existing
-    session = ChatSession.objects.select_for_update().filter(pk=session_id).first()
+    session = row_or_none(ChatSession.objects.select_for_update().filter(pk=session_id))
     fresh = session is None  # created here: no earlier turn, nothing running, no history
     if session is None:
         agent = agent_entry_for(user=user)
@@ -132,7 +133,7 @@ def _start(
 
 def _existing(*, user: Any, session_id: uuid.UUID, message_id: uuid.UUID) -> SentMessage | None:
     """A message already stored under this id (a retry), or None; another's id conflicts."""
-    existing = ChatMessage.objects.filter(pk=message_id).select_related("session").first()
+    existing = row_or_none(ChatMessage.objects.filter(pk=message_id).select_related("session"))
     if existing is None:
         return None
     if existing.session.user_id != user.pk or existing.session_id != session_id:
