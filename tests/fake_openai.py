@@ -37,6 +37,8 @@ class Reply:
     completion_tokens: int = 7
     cached_tokens: int | None = None  # reported as prompt_tokens_details.cached_tokens if set
     usage: bool = True  # False: the stream carries no usage chunk (some servers send none)
+    chunk_interval: float = 0.0  # seconds between text chunks (a model that takes its time)
+    stamped: bool = False  # each text chunk starts with "@<unix time it was sent> " (lag benches)
 
 
 def text(*chunks: str) -> Reply:
@@ -217,12 +219,18 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
+                texts = range(1, len(reply.text_chunks) + 1)
                 for index, chunk in enumerate(_chunks(body, reply)):
                     # chunk 0 is the role chunk: text chunk n is chunk n + 1
                     if reply.cut_after is not None and index == reply.cut_after + 1:
                         break  # the connection closes mid-answer, with no [DONE]
                     if reply.stall_after is not None and index == reply.stall_after + 1:
                         time.sleep(reply.stall_mid_seconds)
+                    if index in texts and reply.chunk_interval and index > 1:
+                        time.sleep(reply.chunk_interval)
+                    if index in texts and reply.stamped:
+                        piece = f"@{time.time():.6f} {reply.text_chunks[index - 1]}"
+                        chunk = _text_chunk(body, piece)
                     self.wfile.write(chunk)
                     self.wfile.flush()
                 self.close_connection = True
@@ -249,6 +257,11 @@ def embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
 
 def _event(data: Any) -> bytes:
     return f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n".encode()
+
+
+def _text_chunk(body: dict[str, Any], piece: str) -> bytes:
+    """One streamed text delta."""
+    return _chunks(body, Reply(text_chunks=[piece], usage=False))[1]
 
 
 def _chunks(body: dict[str, Any], reply: Reply) -> list[bytes]:

@@ -69,24 +69,26 @@ class OpenAIProvider:
 
     def _stream(self, client: openai.OpenAI, request: ModelRequest) -> Iterator[ProviderEvent]:
         deadline = time.monotonic() + settings.OPENAI_TIMEOUT
-        stream = client.chat.completions.create(**_arguments(request))
+        # The SDK sends the request (auth, retries, status errors); the stream's chunks are read
+        # as plain JSON: building an SDK object per chunk cost ten times more than the relay.
+        response = client.chat.completions.with_streaming_response.create(**_arguments(request))
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage()
         finished = False  # a stream cut short must not pass for a whole answer
-        with stream:
-            for chunk in stream:
+        with response as stream:
+            for chunk in stream_chunks(_read_lines(stream)):
                 if time.monotonic() > deadline:
                     raise ProviderError("model_timeout", _timeout_message())
-                if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
-                for choice in chunk.choices:
-                    finished = finished or choice.finish_reason is not None
-                    delta = choice.delta
-                    if delta is None:
+                if chunk.get("usage"):
+                    usage = _usage(chunk["usage"])
+                for choice in chunk.get("choices") or ():
+                    finished = finished or choice.get("finish_reason") is not None
+                    delta = choice.get("delta")
+                    if not delta:
                         continue
-                    if delta.content:
-                        yield TextDelta(delta.content)
-                    for part in delta.tool_calls or []:
+                    if delta.get("content"):
+                        yield TextDelta(delta["content"])
+                    for part in delta.get("tool_calls") or ():
                         _merge_tool_call_part(calls, part)
         if not finished:
             raise ProviderError("model_error", "The model service cut its answer short.")
@@ -98,11 +100,55 @@ class OpenAIProvider:
         yield usage
 
 
-def _usage(reported: Any) -> Usage:
+def _read_lines(stream: Any) -> Iterator[str]:
+    """The body's lines; the HTTP library's read errors become the SDK's, as its own stream
+    reader maps them (a stall past the timeout is APITimeoutError)."""
+    timeouts, failures = _transport_errors()
+    try:
+        yield from stream.iter_lines()
+    except timeouts as exc:
+        raise openai.APITimeoutError(request=stream.http_response.request) from exc
+    except failures as exc:
+        raise openai.APIConnectionError(request=stream.http_response.request) from exc
+
+
+@functools.cache
+def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """The timeout and request errors of the HTTP library the SDK runs on."""
+    try:  # the SDK's own mapping (it moved from httpx to httpx2)
+        from openai._httpx2 import request_exceptions, timeout_exceptions
+
+        return tuple(timeout_exceptions()), tuple(request_exceptions())
+    except ImportError:  # older SDKs: httpx
+        import httpx
+
+        return (httpx.TimeoutException,), (httpx.TransportError,)
+
+
+def stream_chunks(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """The JSON chunks of a server-sent event stream, until `[DONE]` (a chunk that is not JSON
+    raises JSONDecodeError; an `error` chunk, as some servers send mid-stream, raises)."""
+    for line in lines:
+        if not line.startswith("data:"):
+            continue  # blank separators, comments, `event:` and `id:` fields
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return
+        chunk = json.loads(data)
+        if not isinstance(chunk, dict):
+            raise json.JSONDecodeError("a stream chunk is not an object", data, 0)
+        if chunk.get("error"):
+            error = chunk["error"]
+            message = error.get("message") if isinstance(error, dict) else str(error)
+            raise ProviderError("model_error", f"The model service sent an error: {message}"[:300])
+        yield chunk
+
+
+def _usage(reported: dict[str, Any]) -> Usage:
     """Tokens as the server reported them, with cached prompt tokens where it says."""
-    details = getattr(reported, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or 0
-    return Usage(reported.prompt_tokens or 0, reported.completion_tokens or 0, cached)
+    details = reported.get("prompt_tokens_details") or {}
+    cached = details.get("cached_tokens") or 0
+    return Usage(reported.get("prompt_tokens") or 0, reported.get("completion_tokens") or 0, cached)
 
 
 def _api_key(request: ModelRequest, base_url: str) -> str:
@@ -140,18 +186,18 @@ def _arguments(request: ModelRequest) -> dict[str, Any]:
     return arguments
 
 
-def _merge_tool_call_part(calls: dict[int, dict[str, Any]], part: Any) -> None:
+def _merge_tool_call_part(calls: dict[int, dict[str, Any]], part: dict[str, Any]) -> None:
     """Tool calls arrive as parts keyed by index: id and name once, arguments in pieces."""
-    index = part.index if part.index is not None else len(calls)
+    index = part["index"] if part.get("index") is not None else len(calls)
     call = calls.setdefault(index, {"id": "", "name": "", "arguments": []})
-    if part.id:
-        call["id"] = part.id
-    function = part.function
-    if function is not None:
-        if function.name:
-            call["name"] = call["name"] or function.name
-        if function.arguments:
-            call["arguments"].append(function.arguments)
+    if part.get("id"):
+        call["id"] = part["id"]
+    function = part.get("function")
+    if function:
+        if function.get("name"):
+            call["name"] = call["name"] or function["name"]
+        if function.get("arguments"):
+            call["arguments"].append(function["arguments"])
 
 
 def _timeout_message() -> str:

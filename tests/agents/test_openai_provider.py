@@ -20,6 +20,7 @@ from agents.providers.base import (
     ToolCallRequest,
     Usage,
 )
+from agents.providers.openai_provider import stream_chunks
 from tests.fake_openai import Reply, error, text, tool_call, tool_calls
 
 CALCULATE = {
@@ -313,3 +314,32 @@ def test_agent_key_variable_is_used_and_a_missing_one_is_a_clear_error(
     with pytest.raises(ProviderError) as caught:
         list(provider.stream(request))
     assert caught.value.code == "model_misconfigured" and "TEAM_B_KEY" in caught.value.message
+
+
+def test_the_stream_reader_skips_other_fields_and_stops_at_done():
+    lines = [
+        ": keep-alive comment",
+        "event: message",
+        'data: {"choices": []}',
+        "",
+        'data:{"choices": [], "usage": {"prompt_tokens": 3}}',
+        "data: [DONE]",
+        'data: {"after": "done"}',
+    ]
+    assert list(stream_chunks(iter(lines))) == [
+        {"choices": []},
+        {"choices": [], "usage": {"prompt_tokens": 3}},
+    ]
+
+
+def test_an_error_sent_inside_the_stream_fails_the_call_with_its_message():
+    lines = ['data: {"choices": []}', 'data: {"error": {"message": "overloaded, try later"}}']
+    with pytest.raises(ProviderError) as raised:
+        list(stream_chunks(iter(lines)))
+    assert raised.value.code == "model_error"
+    assert "overloaded, try later" in raised.value.message
+
+
+def test_a_chunk_that_is_not_an_object_is_a_bad_stream():
+    with pytest.raises(json.JSONDecodeError):
+        list(stream_chunks(iter(["data: [1, 2]"])))
