@@ -211,6 +211,11 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         "daphne": {"level": "WARNING"},
+        # One line each: Django's own console handler for "django" (DEBUG only) is dropped, its
+        # records reach the root's; `runserver` prints its request lines itself.
+        "django": {"handlers": [], "level": env("DJANGO_LOG_LEVEL", default="INFO")},
+        "django.channels.server": {"propagate": False},
+        "django.utils.autoreload": {"level": "WARNING"},
     },
 }
 

@@ -92,3 +92,13 @@ def test_debug_is_off_unless_switched_on():
 def test_the_test_run_is_in_development_mode():
     assert os.environ["DJANGO_DEBUG"] == "true"  # inherited by the processes tests start
     assert settings.SECRET_KEY.startswith("insecure-embedded-development-key")
+
+
+def test_a_logged_request_prints_once_under_runserver():
+    import logging
+
+    # Django's DEBUG-only console handler is gone: "django" records reach the root's handler
+    # alone (and caplog); runserver prints its own request lines, which must not echo.
+    assert logging.getLogger("django").handlers == []
+    assert logging.getLogger("django").propagate
+    assert logging.getLogger("django.channels.server").propagate is False
