@@ -27,7 +27,7 @@ class OfflineProvider:
     def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
         """Stream a deterministic reply word by word, or tool calls."""
         last = request.messages[-1] if request.messages else {"role": "user", "content": ""}
-        calls = [] if last["role"] == "tool" else _calls(request, _text(last))
+        calls = _plan_next(request) if last["role"] == "tool" else _calls(request, _text(last))
         if calls:
             for index, (name, arguments) in enumerate(calls):
                 seed = (
@@ -38,7 +38,7 @@ class OfflineProvider:
             yield Usage(_count(request.messages), 8 * len(calls))
             return
         if last["role"] == "tool":
-            reply = _summarize_tools(request.messages)
+            reply = _summarize_tools(_plan_results(request.messages))
         else:
             reply = _out_of_reach(_text(last), _system(request)) or _explain(request, last)
         yield from _words(reply)
@@ -49,6 +49,8 @@ def _calls(request: ModelRequest, text: str) -> list[tuple[str, dict[str, Any]]]
     """Delegations the text routes to, else the first offered tool whose rule applies."""
     offered = {t["function"]["name"]: t for t in request.tools}
     calls = _route(text, offered.get("delegate"))
+    if not calls:
+        calls = _plan_step(text, offered.get("delegate"), 0)
     if not calls:
         picked = _pick_tool(text, set(offered))
         calls = [picked] if picked else []
@@ -78,6 +80,83 @@ def _route(text: str, delegate: dict[str, Any] | None) -> list[tuple[str, dict[s
                 ("delegate", {"target": match.group("name"), "task": text, "reason": reason})
             )
     return calls
+
+
+# Errands ("pick someone up at the airport Saturday morning", 周末早上去机场接人): an entry agent
+# with task, weather and reminder experts asks them one after the other, each in words its own
+# rules understand; the reminder comes after the task exists. The one plan the rules know.
+_ERRAND = re.compile(r"接人|接機|接机|機場|机场|送機|送机|pick (?:\w+ )?up|airport", re.I)
+_PLANNED = "an errand:"  # how the plan's delegations give their reason (and are told apart)
+_ERRAND_STEPS = (  # (a tag of the expert, the task in Chinese, in English)
+    ("task", "创建任务：{text}", "Add a task: {text}"),
+    ("weather", "{text}，天气怎么样？", "What is the weather for this: {text}?"),
+    ("remind", "提醒我{text}", "Remind me to {text}"),
+)
+
+
+def _plan_step(
+    text: str, delegate: dict[str, Any] | None, step: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """The delegation of step `step` of the errand plan, if the text is an errand and every
+    expert of the plan is offered (else none: one rule per message, as before)."""
+    chosen = _errand_experts(delegate)
+    if not chosen or not _ERRAND.search(text) or step >= len(_ERRAND_STEPS):
+        return []
+    _tag, chinese, english = _ERRAND_STEPS[step]
+    name, display = chosen[step]
+    task = (chinese if _CJK.search(text) else english).format(text=text)
+    reason = f"{_PLANNED} step {step + 1} of 3 (task, weather, reminder) is for {display}"
+    return [("delegate", {"target": name, "task": task, "reason": reason})]
+
+
+def _errand_experts(delegate: dict[str, Any] | None) -> list[tuple[str, str]] | None:
+    """(name, display name) of the plan's experts in step order, if all are offered."""
+    if delegate is None:
+        return None
+    experts: dict[str, tuple[str, str]] = {}
+    for match in _EXPERT_LINE.finditer(delegate["function"]["description"]):
+        about = match.group("about")
+        tags = about.rsplit("Tags:", 1)[1] if "Tags:" in about else ""
+        for tag in (t.strip(" .").lower() for t in tags.split(",")):
+            experts.setdefault(tag, (match.group("name"), match.group("display")))
+    chosen = [experts.get(tag) for tag, _zh, _en in _ERRAND_STEPS]
+    return chosen if all(chosen) else None  # type: ignore[return-value]
+
+
+def _plan_next(request: ModelRequest) -> list[tuple[str, dict[str, Any]]]:
+    """After a step of the errand plan answered: the next step (none once all are done, or
+    when this turn's delegations were not the plan's: a message routed by its words)."""
+    messages = request.messages
+    since = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
+    )
+    offered = {t["function"]["name"]: t for t in request.tools}
+    experts = _errand_experts(offered.get("delegate"))
+    if since is None or experts is None:
+        return []
+    asked = [
+        json.loads(call["function"]["arguments"])
+        for m in messages[since:]
+        for call in m.get("tool_calls") or ()
+        if call["function"]["name"] == "delegate"
+    ]
+    planned = [a.get("target") for a in asked if str(a.get("reason", "")).startswith(_PLANNED)]
+    if not asked or planned != [name for name, _display in experts[: len(asked)]]:
+        return []
+    return _plan_step(_text(messages[since]), offered.get("delegate"), len(asked))
+
+
+def _plan_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages whose trailing tool results the summary describes: after an errand plan,
+    every step's result since the user's message (its calls were one per assistant message)."""
+    since = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), 0)
+    turn = messages[since:]
+    steps = [m for m in turn if m["role"] == "assistant" and m.get("tool_calls")]
+    if not _ERRAND.search(_text(turn[0]) if turn else "") or len(steps) < 2:
+        return messages
+    results = [m for m in turn if m["role"] == "tool"]
+    merged = {"role": "assistant", "tool_calls": [c for m in steps for c in m["tool_calls"]]}
+    return [*messages[:since], turn[0], merged, *results]
 
 
 _NO_ACCESS = re.compile(r"Experts that exist but this user may not use \(no access\): (.*?)\. If")

@@ -100,9 +100,9 @@ DEPARTMENTS: list[tuple[str, str, list[str], dict[str, Any]]] = [
 SUITES = {
     "planner": (
         "The planner team: tasks, calendar, weather and reminders, reached through the "
-        "assistant. The airport plan needs a model that plans (three experts in order); the "
-        "offline model does not, hence the 80% threshold.",
-        80,
+        "assistant. The airport plan asks three experts in order (the offline model knows this "
+        "one plan; a real model makes it up).",
+        100,
         PLANNER,
     ),
     "departments": (

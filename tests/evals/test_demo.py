@@ -24,8 +24,8 @@ def test_run_evals_planner_exits_0_out_of_the_box(seeded):
     text = out.getvalue()
     for case in ("create a task", "finish, not create", "free time", "weather", "no joke"):
         assert f"PASS  {case}" in text, text
-    assert "FAIL  airport plan" in text  # the offline model does not plan across experts
-    assert "planner: 5/6 passed (83.3%), threshold 80%: passed" in text
+    assert "PASS  airport plan" in text  # three experts, one after the other
+    assert "planner: 6/6 passed (100.0%), threshold 100%: passed" in text
 
 
 @pytest.mark.django_db(transaction=True)

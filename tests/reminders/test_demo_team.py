@@ -176,3 +176,39 @@ def test_the_offline_team_reads_a_task_written_in_traditional_chinese(taipei_use
     added = turn(taipei_user, "新增任務：明天下午3點開會")
     assert Task.objects.get().start_time == dt_time(15)
     assert "開會" in added.answer
+
+
+@pytest.mark.parametrize(
+    ("words", "title"),
+    [
+        ("周末早上去机场接人", "去机场接人"),
+        ("Pick up Anna at the airport on Saturday morning", "Pick up Anna at the airport"),
+    ],
+)
+@pytest.mark.django_db(transaction=True)
+def test_the_offline_entry_agent_plans_an_errand_across_three_experts(
+    taipei_user, clock, settings, words, title
+):
+    settings.DEFAULT_MODEL_PROVIDER = "offline"
+    seed()
+    root = turn(taipei_user, words)
+    experts = list(Run.objects.filter(parent=root).order_by("created_at"))
+    # One after the other: the task first, then the weather, then the reminder for that task.
+    assert [r.agent_config["name"] for r in experts] == ["tasks", "weather", "reminders"]
+    assert all(r.status == "succeeded" for r in experts)
+    assert experts[0].finished_at <= experts[1].created_at <= experts[2].created_at
+    task = Task.objects.get()
+    assert (task.title, task.due_date.isoformat(), task.segment) == (title, "2025-06-14", "morning")
+    assert Reminder.objects.get().remind_at == datetime(2025, 6, 13, 20, tzinfo=TAIPEI)
+    # The answer reports every step, in the user's words for the plan.
+    assert "Created" in root.answer and "Reminder set for Friday 13 June 20:00" in root.answer
+    assert "Which city?" in root.answer  # the weather needs a place; the model does not invent one
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_message_routed_by_its_words_is_not_turned_into_a_plan(taipei_user, clock, settings):
+    settings.DEFAULT_MODEL_PROVIDER = "offline"
+    seed()
+    root = turn(taipei_user, "add a task: pick up Anna at the airport Saturday morning")
+    assert [r.agent_config["name"] for r in Run.objects.filter(parent=root)] == ["tasks"]
+    assert not Reminder.objects.exists()
