@@ -125,6 +125,10 @@ def test_outage_try_again_rate_copy_edit_and_history(
     # KaTeX loads again after a reload, on the first formula (here inside the fold): wait for it.
     page.wait_for_function("() => !document.querySelector('span.math:not(.typeset)')")
     assert page.evaluate(SHAPE) == live
+    # Tokens too: saved with the message, not only seen live.
+    reloaded = page.locator(f"{ANSWER}[data-status=completed]")
+    reloaded.hover()
+    assert reloaded.locator(".msg-foot .usage").inner_text() == "18 tokens"
     # The rating survived the reload (read back from the server).
     page.locator("#transcript > .msg.branch summary").click()
     rated = page.locator("#transcript > .msg.branch .msg.agent[data-status=completed]")
