@@ -1,0 +1,218 @@
+"""Starting a turn: a user's message (or a scheduled prompt) becomes the entry agent's run."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from agents.models import Agent
+from agents.selectors import agent_entry_for, agent_usable_by
+from chat.events import emit, envelope
+from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
+from chat.selectors import message_as_event_data
+from config.db import row_or_none
+from config.errors import AppError, NotFound
+from delegation.models import Run
+from delegation.selectors import session_active_run
+from delegation.services import run_create, run_enqueue
+from delegation.turns.history import branch_history
+
+ROUTING_FLAGS = ("force_strict", "force_guide", "debug")
+
+
+@dataclass(frozen=True)
+class SentMessage:
+    """The stored user message, the run answering it, and whether this call created them."""
+
+    message: ChatMessage
+    run: Run | None
+    created: bool
+
+
+def turn_start(
+    *,
+    user: Any,
+    session_id: uuid.UUID,
+    message_id: uuid.UUID,
+    text: str,
+    flags: dict[str, bool] | None = None,
+    origin: str = MessageOrigin.TYPED,
+) -> SentMessage:
+    """Store the user's message and start the entry agent on it; a repeated id changes nothing.
+
+    `flags`: `force_strict` / `force_guide` (routing overrides) and `debug` (a staff user's
+    socket gets the `routing.decided` event). `origin`: "scheduled" for a scheduled prompt.
+    """
+    if origin not in MessageOrigin.values:
+        raise ValueError(f"unknown message origin {origin!r}")
+    text = clean_text(text)
+    request = routing_flags(flags)
+    for attempt in range(2):
+        try:
+            return _start(
+                user=user,
+                session_id=session_id,
+                message_id=message_id,
+                text=text,
+                flags=request,
+                origin=origin,
+            )
+        except IntegrityError:
+            if attempt:  # a concurrent duplicate won the race twice: something else is wrong
+                raise
+    raise AssertionError("unreachable")
+
+
+def routing_flags(flags: dict[str, bool] | None) -> dict[str, bool]:
+    """The routing flags a turn was sent with (force_strict, force_guide, debug), set ones only."""
+    return {k: bool(v) for k, v in (flags or {}).items() if k in ROUTING_FLAGS and v}
+
+
+def clean_text(text: str) -> str:
+    """The message text, trimmed; empty, NUL-carrying or too long text is refused."""
+    text = text.strip()
+    if not text:
+        raise AppError("empty_message", "The message is empty.")
+    if "\x00" in text:
+        raise AppError("invalid", "The message contains a NUL character.", details={"text": "NUL"})
+    if len(text) > settings.CHAT_MAX_MESSAGE_CHARS:
+        raise AppError(
+            "message_too_long",
+            f"The message is {len(text)} characters; "
+            f"the limit is {settings.CHAT_MAX_MESSAGE_CHARS}.",
+        )
+    return text
+
+
+@transaction.atomic
+def _start(
+    *,
+    user: Any,
+    session_id: uuid.UUID,
+    message_id: uuid.UUID,
+    text: str,
+    flags: dict[str, bool],
+    origin: str,
+) -> SentMessage:
+    existing = existing_message(user=user, session_id=session_id, message_id=message_id)
+    if existing is not None:
+        return existing
+    session = row_or_none(ChatSession.objects.select_for_update().filter(pk=session_id))
+    fresh = session is None  # created here: no earlier turn, nothing running, no history
+    if session is None:
+        agent = agent_entry_for(user=user)
+        session = ChatSession.objects.create(
+            id=session_id, user=user, agent=agent, title=title_from(text)
+        )
+    elif session.user_id != user.pk:
+        raise NotFound("session")
+    else:
+        agent = session_agent(session=session, user=user)
+    if not fresh:
+        ensure_no_turn_running(session)
+    message = ChatMessage.objects.create(
+        id=message_id, session=session, role=MessageRole.USER, content=text, origin=origin
+    )
+    run = turn_begin(
+        session=session, agent=agent, user=user, message=message, flags=flags, fresh=fresh
+    )
+    if not session.title:  # a session created empty is named after its first message
+        session.title = title_from(text)
+    session.save(update_fields=["title", "updated_at"])
+    return SentMessage(message, run, True)
+
+
+def existing_message(
+    *, user: Any, session_id: uuid.UUID, message_id: uuid.UUID
+) -> SentMessage | None:
+    """A message already stored under this id (a retry), or None; another's id conflicts."""
+    existing = row_or_none(ChatMessage.objects.filter(pk=message_id).select_related("session"))
+    if existing is None:
+        return None
+    if existing.session.user_id != user.pk or existing.session_id != session_id:
+        raise AppError("message_id_conflict", "That message id is already in use.", status=409)
+    run = Run.objects.filter(user_message=existing, parent__isnull=True).order_by("-created_at")
+    return SentMessage(existing, run.first(), False)
+
+
+def ensure_no_turn_running(session: ChatSession) -> None:
+    """AppError `turn_in_progress` while the session's previous turn is still answering."""
+    if session_active_run(session=session) is not None:
+        raise AppError(
+            "turn_in_progress",
+            "The agent is still answering your previous message; wait or stop it.",
+        )
+
+
+def turn_begin(
+    *,
+    session: ChatSession,
+    agent: Agent,
+    user: Any,
+    message: ChatMessage,
+    flags: dict[str, bool],
+    announce: bool = True,
+    since: ChatMessage | None = None,
+    fresh: bool = False,
+) -> Run:
+    """The root run answering `message` with the history of its branch before it (or before
+    `since`, the message it replaces), announced with `message.created`, queued after commit.
+    `fresh`: the session was created for this message (it has no history to read)."""
+    history = [] if fresh else branch_history(session=session, before=since or message)
+    run = run_create(
+        agent=agent,
+        user=user,
+        session=session,
+        task=message.content,
+        transcript=[*history, {"role": "user", "content": message.content}],
+        user_message=message,
+        routing_request=flags,
+    )
+    if announce:
+        emit(
+            envelope(
+                "message.created",
+                session_id=session.id,
+                run_id=run.id,
+                message_id=message.id,
+                data=message_as_event_data(message),
+            )
+        )
+    run_enqueue(run_id=run.id)
+    return run
+
+
+_COURTESY = re.compile(
+    r"^(?:(?:hi|hey|hello)\b[,!\s]*|please\s+|(?:can|could|would) you(?: please)?\s+|"
+    r"請問|请问|麻煩你|麻烦你|麻煩|麻烦|請|请)+",
+    re.IGNORECASE,
+)
+_HAN = re.compile(r"[\u3400-\u9fff]")
+TITLE_CHARS, TITLE_HAN_CHARS = 42, 18
+
+
+def title_from(text: str) -> str:
+    """A short chat title from a first message: its first line without greetings and
+    courtesies, at most 42 characters (18 Chinese ones), cut at a word."""
+    line = " ".join((text.strip().splitlines() or [""])[0].split())
+    short = _COURTESY.sub("", line).strip(" ,.，。?？!！") or line
+    limit = TITLE_HAN_CHARS if _HAN.search(short) else TITLE_CHARS
+    if len(short) > limit:
+        cut = short[: limit - 1]
+        if not _HAN.search(short) and " " in cut:
+            cut = cut.rsplit(" ", 1)[0]
+        short = cut.rstrip(" ,.;:，。") + "…"
+    return short[:1].upper() + short[1:]
+
+
+def session_agent(*, session: ChatSession, user: Any) -> Agent:
+    """The agent the session talks to; if it was disabled or closed to the user, the entry agent."""
+    agent = session.agent
+    if agent is not None and agent.enabled and agent_usable_by(agent=agent, user=user):
+        return agent
+    return agent_entry_for(user=user)
