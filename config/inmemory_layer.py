@@ -23,7 +23,7 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
         self._home_loop: asyncio.AbstractEventLoop | None = None
         self._outbox: list[tuple[str, dict[str, Any]]] = []  # sent from threads, not yet queued
         self._outbox_lock = threading.Lock()
-        self._wake_pending = False
+        self._wake_loop: asyncio.AbstractEventLoop | None = None  # a _deliver is due there
 
     def _remember_loop(self) -> None:
         # The newest receiver's loop is home: one server loop in production, one per test.
@@ -64,24 +64,25 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
             return False
         with self._outbox_lock:
             self._outbox.append((group, message))
-            if self._wake_pending:
-                return True
-            self._wake_pending = True
+            if self._wake_loop is home:
+                return True  # a wake-up already due on this loop takes this one too
+            self._wake_loop = home
         try:
             home.call_soon_threadsafe(self._deliver)
         except RuntimeError:  # the loop closed in between: nobody is listening any more
             with self._outbox_lock:
                 self._outbox.clear()
-                self._wake_pending = False
+                self._wake_loop = None
         return True
 
     def _deliver(self) -> None:
         with self._outbox_lock:
             batch, self._outbox = self._outbox, []
-            self._wake_pending = False
+            self._wake_loop = None
         loop = asyncio.get_running_loop()
         for group, message in batch:
-            # Each send completes in its first step (put_nowait): tasks keep the order.
+            # Tasks start in the order created, and so do the per-channel sends each one
+            # creates: every receiver gets the events in the order they were sent.
             loop.create_task(InMemoryChannelLayer.group_send(self, group, message))
 
     def flush_threadsafe(self, timeout: float) -> None:
@@ -90,7 +91,13 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
         if home is None or home.is_closed() or not home.is_running():
             return
         done = threading.Event()
-        # Runs after any _deliver scheduled before it, and sets `done` after the first (and
-        # only) steps of the send tasks that _deliver created: the loop runs callbacks in order.
-        home.call_soon_threadsafe(lambda: asyncio.get_running_loop().call_soon(done.set))
+
+        def later(turns: int) -> None:  # a few loop turns: send task, then per-channel sends
+            if turns:
+                asyncio.get_running_loop().call_soon(later, turns - 1)
+            else:
+                done.set()
+
+        # Runs after any _deliver scheduled before it (the loop runs callbacks in order).
+        home.call_soon_threadsafe(later, 4)
         done.wait(timeout)

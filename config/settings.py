@@ -211,10 +211,10 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         "daphne": {"level": "WARNING"},
-        # One line each: Django's own console handler for "django" (DEBUG only) is dropped, its
-        # records reach the root's; `runserver` prints its request lines itself.
+        # One line each: the handlers Django and Channels configure for these are dropped (a
+        # logger listed here loses them), so their records reach the root's handler alone.
         "django": {"handlers": [], "level": env("DJANGO_LOG_LEVEL", default="INFO")},
-        "django.channels.server": {"propagate": False},
+        "django.channels.server": {"handlers": [], "level": "INFO"},
         "django.utils.autoreload": {"level": "WARNING"},
     },
 }

@@ -64,11 +64,9 @@ def experts_out_of_reach(*, caller: Run) -> list[str]:
 def delegation_check(*, caller: Run, target_name: str) -> Agent:
     """The target agent if every guard passes; else DelegationRefused saying which and why."""
     allowed = caller.agent_config.get("allowed_subagents", [])
-    # The experts offered to the model this delivery are already loaded: most calls name one.
-    offered = getattr(caller, "_delegation_candidates", ())
-    target = next((a for a in offered if a.name == target_name), None)
-    if target is None:
-        target = Agent.objects.select_related("access_group").filter(name=target_name).first()
+    # Read now, not from the delivery's candidates: access or availability changed by an admin
+    # since the model was offered the expert is enforced.
+    target = Agent.objects.select_related("access_group").filter(name=target_name).first()
     if target is None:
         raise DelegationRefused(
             "delegation_unknown_target",

@@ -39,6 +39,7 @@ class Reply:
     usage: bool = True  # False: the stream carries no usage chunk (some servers send none)
     chunk_interval: float = 0.0  # seconds between text chunks (a model that takes its time)
     stamped: bool = False  # each text chunk starts with "@<unix time it was sent> " (lag benches)
+    raw_unicode: bool = False  # JSON with characters unescaped (U+2028 too), as vLLM sends it
 
 
 def text(*chunks: str) -> Reply:
@@ -255,8 +256,9 @@ def embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
     return [x / norm for x in vector]
 
 
-def _event(data: Any) -> bytes:
-    return f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n".encode()
+def _event(data: Any, ascii: bool = True) -> bytes:
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=ascii)
+    return f"data: {text}\n\n".encode()
 
 
 def _text_chunk(body: dict[str, Any], piece: str) -> bytes:
@@ -273,7 +275,8 @@ def _chunks(body: dict[str, Any], reply: Reply) -> list[bytes]:
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return _event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return _event({**base, "choices": [choice]}, ascii=not reply.raw_unicode)
 
     out = [chunk({"role": "assistant", "content": ""})]
     if reply.malformed:

@@ -85,7 +85,25 @@ def _route(text: str, delegate: dict[str, Any] | None) -> list[tuple[str, dict[s
 # Errands ("pick someone up at the airport Saturday morning", 周末早上去机场接人): an entry agent
 # with task, weather and reminder experts asks them one after the other, each in words its own
 # rules understand; the reminder comes after the task exists. The one plan the rules know.
-_ERRAND = re.compile(r"接人|接機|接机|機場|机场|送機|送机|pick (?:\w+ )?up|airport", re.I)
+# An errand is a trip to fetch or drop someone or something (not 连接人工…) with a time: both.
+_ERRAND = re.compile(
+    r"(?<![连連])接人|接[機机]|送[機机]|[去到][机機]场|\bpick (?:\w+ ){0,3}?up\b(?! where)"
+    r"|\bdrop (?:\w+ ){0,3}?off\b",
+    re.I,
+)
+_WHEN = re.compile(
+    r"周末|週末|[今明后後]天|早上|上午|中午|下午|傍晚|晚上|星期.|[周週][一二三四五六日天]"
+    r"|\b(?:today|tomorrow|tonight|morning|afternoon|evening|weekend"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.I,
+)
+
+
+def _is_errand(text: str) -> bool:
+    """Whether the text asks for an errand at a time (both cues present)."""
+    return bool(_ERRAND.search(text) and _WHEN.search(text))
+
+
 _PLANNED = "an errand:"  # how the plan's delegations give their reason (and are told apart)
 _ERRAND_STEPS = (  # (a tag of the expert, the task in Chinese, in English)
     ("task", "创建任务：{text}", "Add a task: {text}"),
@@ -100,7 +118,7 @@ def _plan_step(
     """The delegation of step `step` of the errand plan, if the text is an errand and every
     expert of the plan is offered (else none: one rule per message, as before)."""
     chosen = _errand_experts(delegate)
-    if not chosen or not _ERRAND.search(text) or step >= len(_ERRAND_STEPS):
+    if not chosen or not _is_errand(text) or step >= len(_ERRAND_STEPS):
         return []
     _tag, chinese, english = _ERRAND_STEPS[step]
     name, display = chosen[step]
@@ -152,7 +170,7 @@ def _plan_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     since = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), 0)
     turn = messages[since:]
     steps = [m for m in turn if m["role"] == "assistant" and m.get("tool_calls")]
-    if not _ERRAND.search(_text(turn[0]) if turn else "") or len(steps) < 2:
+    if not _is_errand(_text(turn[0]) if turn else "") or len(steps) < 2:
         return messages
     results = [m for m in turn if m["role"] == "tool"]
     merged = {"role": "assistant", "tool_calls": [c for m in steps for c in m["tool_calls"]]}

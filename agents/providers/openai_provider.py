@@ -101,11 +101,20 @@ class OpenAIProvider:
 
 
 def _read_lines(stream: Any) -> Iterator[str]:
-    """The body's lines; the HTTP library's read errors become the SDK's, as its own stream
-    reader maps them (a stall past the timeout is APITimeoutError)."""
+    """The body's lines, split on LF (and CRLF) only, as server-sent events are: never on
+    U+2028 and the like, which JSON strings may carry unescaped. The HTTP library's read errors
+    become the SDK's, as its own stream reader maps them (a stall past the timeout is
+    APITimeoutError)."""
     timeouts, failures = _transport_errors()
+    pending = b""
     try:
-        yield from stream.iter_lines()
+        for data in stream.iter_bytes():
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                yield line.removesuffix(b"\r").decode("utf-8")
+        if pending:
+            yield pending.removesuffix(b"\r").decode("utf-8")
     except timeouts as exc:
         raise openai.APITimeoutError(request=stream.http_response.request) from exc
     except failures as exc:
@@ -128,10 +137,7 @@ def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[Bas
 def stream_chunks(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
     """The JSON chunks of a server-sent event stream, until `[DONE]` (a chunk that is not JSON
     raises JSONDecodeError; an `error` chunk, as some servers send mid-stream, raises)."""
-    for line in lines:
-        if not line.startswith("data:"):
-            continue  # blank separators, comments, `event:` and `id:` fields
-        data = line[5:].strip()
+    for data in _event_data(lines):
         if data == "[DONE]":
             return
         chunk = json.loads(data)
@@ -142,6 +148,22 @@ def stream_chunks(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
             message = error.get("message") if isinstance(error, dict) else str(error)
             raise ProviderError("model_error", f"The model service sent an error: {message}"[:300])
         yield chunk
+
+
+def _event_data(lines: Iterator[str]) -> Iterator[str]:
+    """Each event's data: its `data:` lines joined with newlines, the event ending at a blank
+    line (comments, `event:`, `id:` and `retry:` fields are skipped)."""
+    parts: list[str] = []
+    for line in lines:
+        if not line:
+            if parts:
+                yield "\n".join(parts)
+                parts = []
+        elif line.startswith("data:"):
+            value = line[5:]
+            parts.append(value[1:] if value.startswith(" ") else value)
+    if parts:
+        yield "\n".join(parts)
 
 
 def _usage(reported: dict[str, Any]) -> Usage:

@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
+from agents.models import Agent
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
 from agents.providers.offline import OFFLINE_LABEL, OfflineProvider
 from agents.registry import ToolResult, get_tool
+from delegation.delegate_tool import delegate_tool_schema
 
 ALL_TOOLS = ["calculate", "current_time", "search_my_chats"]
 
@@ -231,3 +233,41 @@ def test_default_provider_follows_the_setting(settings):
     settings.DEFAULT_MODEL_PROVIDER = "openai"
 
     assert provider_for("default").name == "openai"
+
+
+PLANNERS = [
+    Agent(name="tasks", display_name="Task expert", tags=["task", "任务"]),
+    Agent(name="weather", display_name="Weather expert", tags=["weather", "天气"]),
+    Agent(name="reminders", display_name="Reminder expert", tags=["remind", "提醒"]),
+]
+
+
+def _planner_request(text: str) -> ModelRequest:
+    return ModelRequest(
+        model="",
+        messages=[{"role": "user", "content": text}],
+        tools=[get_tool("current_time").openai_schema(), delegate_tool_schema(PLANNERS)],
+    )
+
+
+@pytest.mark.parametrize(
+    "text", ["周末早上去机场接人", "Pick up Mum at the airport on Saturday morning", "明天送机"]
+)
+def test_an_errand_at_a_time_starts_with_the_task_expert(text):
+    call = _call(_planner_request(text))
+    assert call is not None and call[0] == "delegate" and call[1]["target"] == "tasks"
+    assert call[1]["reason"].startswith("an errand: step 1 of 3")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "如何连接人工智能服务",  # 连接人工: not 接人
+        "pick up where we left off tomorrow",
+        "what time is it at the airport?",
+        "去机场",  # no time: not a plan
+    ],
+)
+def test_words_that_only_look_like_an_errand_do_not_start_a_plan(text):
+    call = _call(_planner_request(text))
+    assert call is None or call[0] != "delegate"

@@ -323,17 +323,32 @@ def test_the_stream_reader_skips_other_fields_and_stops_at_done():
         'data: {"choices": []}',
         "",
         'data:{"choices": [], "usage": {"prompt_tokens": 3}}',
+        "",
+        'data: {"choices":',  # one event's data over two lines, joined by a newline
+        "data: [1]}",
+        "",
         "data: [DONE]",
+        "",
         'data: {"after": "done"}',
+        "",
     ]
     assert list(stream_chunks(iter(lines))) == [
         {"choices": []},
         {"choices": [], "usage": {"prompt_tokens": 3}},
+        {"choices": [1]},
     ]
 
 
+def test_text_with_line_separators_inside_json_streams_whole(fake_openai):
+    # U+2028/U+2029/U+0085 are legal unescaped in JSON strings; only LF ends an SSE line.
+    pieces = ["one\u2028two", " three\u2029four", " five\x85six"]
+    fake_openai.script(Reply(text_chunks=pieces, raw_unicode=True))
+    events = _stream()
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "".join(pieces)
+
+
 def test_an_error_sent_inside_the_stream_fails_the_call_with_its_message():
-    lines = ['data: {"choices": []}', 'data: {"error": {"message": "overloaded, try later"}}']
+    lines = ['data: {"choices": []}', "", 'data: {"error": {"message": "overloaded, try later"}}']
     with pytest.raises(ProviderError) as raised:
         list(stream_chunks(iter(lines)))
     assert raised.value.code == "model_error"
