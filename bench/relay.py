@@ -25,6 +25,7 @@ import statistics
 import tempfile
 import time
 import uuid
+from pathlib import Path
 
 from harness import Servers, base_env, distributed_env, manage, shell
 
@@ -64,7 +65,7 @@ def cpu_seconds(pids: list[int]) -> float:
     for pid in pids:
         for task in _tree(pid):
             try:
-                fields = open(f"/proc/{task}/stat").read().rsplit(")", 1)[1].split()
+                fields = Path(f"/proc/{task}/stat").read_text().rsplit(")", 1)[1].split()
             except FileNotFoundError:
                 continue
             total += int(fields[11]) + int(fields[12])  # utime, stime
@@ -78,7 +79,7 @@ def _tree(pid: int) -> list[int]:
         current = todo.pop()
         out.append(current)
         try:
-            children = open(f"/proc/{current}/task/{current}/children").read().split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
         except FileNotFoundError:
             children = []
         todo += [int(c) for c in children]
