@@ -145,9 +145,7 @@ def _plan_next(request: ModelRequest) -> list[tuple[str, dict[str, Any]]]:
     """After a step of the errand plan answered: the next step (none once all are done, or
     when this turn's delegations were not the plan's: a message routed by its words)."""
     messages = request.messages
-    since = next(
-        (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
-    )
+    since = _last_user_index(messages)
     offered = {t["function"]["name"]: t for t in request.tools}
     experts = _errand_experts(offered.get("delegate"))
     if since is None or experts is None:
@@ -164,10 +162,17 @@ def _plan_next(request: ModelRequest) -> list[tuple[str, dict[str, Any]]]:
     return _plan_step(_text(messages[since]), offered.get("delegate"), len(asked))
 
 
+def _last_user_index(messages: list[dict[str, Any]]) -> int | None:
+    """Where the last user message is (None: there is none)."""
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
+    )
+
+
 def _plan_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages whose trailing tool results the summary describes: after an errand plan,
     every step's result since the user's message (its calls were one per assistant message)."""
-    since = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), 0)
+    since = _last_user_index(messages) or 0
     turn = messages[since:]
     steps = [m for m in turn if m["role"] == "assistant" and m.get("tool_calls")]
     if not _is_errand(_text(turn[0]) if turn else "") or len(steps) < 2:
