@@ -15,4 +15,14 @@ if _worker.startswith("gw") and os.environ.get("REDIS_URL"):
     if _db.isdigit():
         os.environ["REDIS_URL"] = f"{_base}/{int(_db) - 1 - int(_worker[2:])}"
 
+from django.conf import global_settings  # noqa: E402
+
 from config.settings import *  # noqa: E402, F403
+
+# Most tests create users; PBKDF2's 1,000,000 rounds cost 0.3 s per password here (Django's own
+# advice for test speed). 1,000 rounds of the same algorithm: the servers some tests start with
+# config.settings verify these hashes too (the rounds are stored in each hash).
+PASSWORD_HASHERS = [
+    "tests.hashers.QuickPBKDF2PasswordHasher",
+    *(h for h in global_settings.PASSWORD_HASHERS if not h.endswith(".PBKDF2PasswordHasher")),
+]
