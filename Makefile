@@ -17,7 +17,7 @@ export DJANGO_DEBUG ?= true
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/agent_platform
 REDIS_URL_LOCAL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install lock check-port run test test-embedded test-distributed lint format stack bench bench-peers migrate clean
+.PHONY: install lock check-port run test test-embedded test-distributed lint format messages stack bench bench-peers migrate clean
 
 $(STAMP): pyproject.toml $(DEV_LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,16 @@ lint: install
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# The catalogues (locale/): the page's templates and scripts, and every gettext string of the apps
+# (tool messages, the offline model, failure notes, reminder texts). Admin pages stay English.
+MESSAGES = $(BIN)/python manage.py makemessages -l zh_Hant -l zh_Hans --no-wrap --no-obsolete \
+	-i .venv -i .venv-bench -i tests -i bench -i docs -i templates/admin -i templates/inbox
+
+messages: install  ## extract new strings into locale/*.po (needs gettext); translate them, then run it again
+	$(MESSAGES) -d django
+	$(MESSAGES) -d djangojs -e js -i static/vendor -i static/inbox
+	for f in locale/*/LC_MESSAGES/*.po; do msgfmt --check -o "$${f%.po}.mo" "$$f"; done
 
 stack: install  ## the distributed stack locally: ASGI server + Celery worker + beat (needs Postgres, Redis)
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} REDIS_URL=$${REDIS_URL:-$(REDIS_URL_LOCAL)} \

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from jsonschema import Draft202012Validator
 
 from config.errors import ERROR_CODES
@@ -182,15 +183,20 @@ def execute(registered: Tool, context: ToolContext, raw_arguments: str) -> ToolR
     try:
         arguments = json.loads(raw_arguments or "{}")
     except json.JSONDecodeError as exc:
-        return ToolResult(False, error_code="invalid_json", error=f"Arguments are not JSON: {exc}")
+        return ToolResult(
+            False,
+            error_code="invalid_json",
+            error=_("Arguments are not JSON: %(problem)s") % {"problem": exc},
+        )
     if not isinstance(arguments, dict):
         return ToolResult(
-            False, error_code="invalid_arguments", error="Arguments must be an object."
+            False, error_code="invalid_arguments", error=_("Arguments must be an object.")
         )
     problems = sorted(registered.validator.iter_errors(arguments), key=lambda e: list(e.path))
     if problems:
+        whole = _("(arguments)")  # a problem of no one field
         text = "; ".join(
-            f"{'/'.join(map(str, p.path)) or '(arguments)'}: {p.message}" for p in problems[:5]
+            f"{'/'.join(map(str, p.path)) or whole}: {p.message}" for p in problems[:5]
         )
         return ToolResult(False, error_code="invalid_arguments", error=text)
     try:
@@ -199,4 +205,4 @@ def execute(registered: Tool, context: ToolContext, raw_arguments: str) -> ToolR
         return ToolResult(False, error_code="tool_error", error=str(exc))
     except Exception:
         logger.exception("tool %s failed", registered.key)
-        return ToolResult(False, error_code="tool_failed", error="The tool failed unexpectedly.")
+        return ToolResult(False, error_code="tool_failed", error=_("The tool failed unexpectedly."))

@@ -179,6 +179,7 @@ class MessageListView(APIView):
             message_id=data.get("id") or uuid.uuid4(),
             text=data["text"],
             flags={"force_strict": data["force_strict"], "force_guide": data["force_guide"]},
+            language=request.LANGUAGE_CODE,  # LocaleMiddleware: the cookie, else Accept-Language
         )
         body = {
             "message": MessageSerializer(sent.message).data,

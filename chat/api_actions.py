@@ -147,6 +147,7 @@ class RegenerateView(SendRateMixin, APIView):
             session_id=session_id,
             message_id=message_id,
             flags=serializer.validated_data,
+            language=request.LANGUAGE_CODE,
         )
         return _accepted(sent)
 
@@ -175,6 +176,7 @@ class EditView(SendRateMixin, APIView):
             new_message_id=data.get("id") or uuid.uuid4(),
             text=data["text"],
             flags=flags,
+            language=request.LANGUAGE_CODE,
         )
         return _accepted(sent)
 

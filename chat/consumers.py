@@ -13,6 +13,7 @@ from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.utils import translation
 from redis.exceptions import RedisError
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -47,6 +48,17 @@ def _uuid(frame: dict[str, Any], key: str) -> uuid.UUID:
         except ValueError:
             pass
     raise AppError("invalid", f"'{key}' must be a UUID string.", details={key: "not a UUID"})
+
+
+def page_language(scope: dict[str, Any]) -> str:
+    """The language of the page a socket comes from, read as LocaleMiddleware reads a request:
+    the language the user chose (its cookie), else the browser's Accept-Language."""
+    headers = dict(scope.get("headers") or ())
+    accept = headers.get(b"accept-language", b"").decode("latin-1")
+    request = SimpleNamespace(
+        COOKIES=scope.get("cookies") or {}, META={"HTTP_ACCEPT_LANGUAGE": accept}
+    )
+    return translation.get_language_from_request(request)
 
 
 class BadFrame(AppError):
@@ -116,6 +128,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user = user
+        self.language = page_language(self.scope)
         self.joined: set[str] = set()
         await self.accept()
         groups = [user_group(user.pk), *await database_sync_to_async(self._inbox_groups)()]
@@ -201,6 +214,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             message_id=message_id,
             text=text,
             flags={k: frame.get(k) is True for k in ("force_strict", "force_guide", "debug")},
+            language=self.language,
         )
         if not sent.created:  # a retry: acknowledge again, start nothing
             await self._send_event(

@@ -1,10 +1,14 @@
-"""Chinese script folding shared by every app: Traditional and Simplified compare equal."""
+"""Chinese script handling shared by every app: folding (Traditional and Simplified compare
+equal) and the language a reply should be in."""
 
 from __future__ import annotations
 
 import functools
+import re
 
 import opencc
+from django.conf import settings
+from django.utils import translation
 
 
 @functools.cache
@@ -16,3 +20,34 @@ def simplified(text: str) -> str:
     """The text in Simplified Chinese characters (買菸 -> 买烟, 三點半 -> 三点半); other scripts
     are unchanged."""
     return _to_simplified().convert(text)
+
+
+@functools.cache
+def _to_traditional() -> opencc.OpenCC:
+    return opencc.OpenCC("s2t")
+
+
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]{2,}")
+
+
+def reply_language(text: str, preferred: str = "") -> str:
+    """The language a reply to `text` should be in: mostly Chinese text (at least as many Han
+    characters as Latin words) gets Chinese in its own script (characters only Traditional has:
+    zh-hant; only Simplified: zh-hans; neither: the preferred Chinese, else zh-hans), Latin
+    words get English, and anything else (numbers, emoji) the user's `preferred` language (their
+    page's), else the site's."""
+    try:
+        preferred = translation.get_supported_language_variant(preferred) if preferred else ""
+    except LookupError:
+        preferred = ""
+    han = "".join(_HAN.findall(text))
+    if han and len(han) >= len(_LATIN.findall(text)):
+        if simplified(han) != han:
+            return "zh-hant"
+        if _to_traditional().convert(han) != han:
+            return "zh-hans"
+        return preferred if preferred.startswith("zh") else "zh-hans"
+    if _LATIN.search(text) or han:
+        return "en"
+    return preferred or settings.LANGUAGE_CODE

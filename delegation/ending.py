@@ -7,6 +7,8 @@ import logging
 import uuid
 
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext_lazy
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation.emitter import RunEmitter, run_mark_ended
@@ -19,24 +21,36 @@ from delegation.tree import delegation_complete
 logger = logging.getLogger(__name__)
 
 # What the user reads for each failure code; the raw detail stays in the run and the logs.
+# (Translated when a run ends, in the run's language.)
 PLAIN_FAILURES = {
-    "model_timeout": "the model took too long to answer.",
-    "model_rate_limited": "the model service is busy right now. Please try again in a moment.",
-    "model_auth": "the model service is not set up correctly. Please tell an administrator.",
-    "model_misconfigured": "the model service is not set up correctly. "
-    "Please tell an administrator.",
-    "model_unavailable": "the model service is unavailable right now. Please try again later.",
-    "model_error": "the model service sent an answer I could not use. Please try again.",
-    "run_timeout": "it took longer than the time limit.",
-    "budget_exhausted": "the question needed more work than one turn may do.",
-    "budget_exceeded": "it would cost more than the spending limit allows. "
-    "Please try a smaller question, or ask an administrator about the limit.",
-    "internal_error": "something went wrong on our side.",
-    "wait_cycle": "the work waited on itself (a cycle), so the wait was stopped.",
+    "model_timeout": gettext_lazy("the model took too long to answer."),
+    "model_rate_limited": gettext_lazy(
+        "the model service is busy right now. Please try again in a moment."
+    ),
+    "model_auth": gettext_lazy(
+        "the model service is not set up correctly. Please tell an administrator."
+    ),
+    "model_misconfigured": gettext_lazy(
+        "the model service is not set up correctly. Please tell an administrator."
+    ),
+    "model_unavailable": gettext_lazy(
+        "the model service is unavailable right now. Please try again later."
+    ),
+    "model_error": gettext_lazy(
+        "the model service sent an answer I could not use. Please try again."
+    ),
+    "run_timeout": gettext_lazy("it took longer than the time limit."),
+    "budget_exhausted": gettext_lazy("the question needed more work than one turn may do."),
+    "budget_exceeded": gettext_lazy(
+        "it would cost more than the spending limit allows. Please try a smaller question, or "
+        "ask an administrator about the limit."
+    ),
+    "internal_error": gettext_lazy("something went wrong on our side."),
+    "wait_cycle": gettext_lazy("the work waited on itself (a cycle), so the wait was stopped."),
 }
 FAILURE_OPENINGS = {
-    RunStatus.TIMED_OUT: "Sorry, I could not finish in time",
-    RunStatus.FAILED: "Sorry, I could not finish this",
+    RunStatus.TIMED_OUT: gettext_lazy("Sorry, I could not finish in time: %(reason)s"),
+    RunStatus.FAILED: gettext_lazy("Sorry, I could not finish this: %(reason)s"),
 }
 
 
@@ -46,9 +60,14 @@ def failure_message_id(run: Run) -> uuid.UUID:
 
 
 def run_failure(code: str, detail: str) -> dict[str, str]:
-    """A run's error: its code, the plain sentence users read, and the raw detail for admins."""
-    plain = PLAIN_FAILURES.get(code, PLAIN_FAILURES["internal_error"])
-    return {"code": code, "message": plain[0].upper() + plain[1:], "detail": detail}
+    """A run's error: its code, the plain sentence users read (in the active language; run_end
+    says it again in the run's), and the raw detail for admins."""
+    return {"code": code, "message": _plain(code), "detail": detail}
+
+
+def _plain(code: str) -> str:
+    plain = str(PLAIN_FAILURES.get(code, PLAIN_FAILURES["internal_error"]))
+    return plain[0].upper() + plain[1:]
 
 
 def run_end(
@@ -65,7 +84,20 @@ def run_end(
     `emitter` is the worker's own; without one (a stop, the sweeper) the run's events continue
     past any sequence number its worker may have sent and not yet saved.
     """
-    emitter = emitter or RunEmitter(run, foreign=True)
+    with translation.override(run.language or None):  # a stop or the sweeper: not in a run
+        if error:
+            error = {**error, "message": _plain(error["code"])}
+        return _end(run, status, answer, error, emitter or RunEmitter(run, foreign=True), fenced)
+
+
+def _end(
+    run: Run,
+    status: str,
+    answer: str,
+    error: dict[str, str] | None,
+    emitter: RunEmitter,
+    fenced: bool,
+) -> bool:
     run.last_seq = emitter.seq
     if not run_finish(run=run, status=status, answer=answer, error=error, fenced=fenced):
         return False
@@ -139,7 +171,7 @@ def _failure_note(run: Run, emitter: RunEmitter, status: str, error: dict[str, s
     """A plain sentence in the chat saying the run failed and why (never raw upstream text)."""
     opening = FAILURE_OPENINGS.get(status, FAILURE_OPENINGS[RunStatus.FAILED])
     plain = PLAIN_FAILURES.get(error["code"])
-    text = f"{opening}: {plain}" if plain else f"{opening}: {error['message']}"
+    text = opening % {"reason": plain if plain is not None else error["message"]}
     message_id = failure_message_id(run)
     ChatMessage.objects.update_or_create(
         id=message_id,

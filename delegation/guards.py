@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from agents.models import Agent
 from agents.selectors import agent_usable_by
@@ -70,32 +72,42 @@ def delegation_check(*, caller: Run, target_name: str) -> Agent:
     if target is None:
         raise DelegationRefused(
             "delegation_unknown_target",
-            f"There is no agent named {target_name!r}. "
-            f"You may ask: {', '.join(allowed) or 'none'}.",
+            _("There is no agent named %(name)s. You may ask: %(allowed)s.")
+            % {"name": repr(target_name), "allowed": ", ".join(allowed) or _("none")},
         )
     if target.name not in allowed:
         raise DelegationRefused(
             "delegation_not_allowed",
-            f"{caller.agent_config['display_name']} may not delegate to {target.display_name}.",
+            _("%(caller)s may not delegate to %(target)s.")
+            % {"caller": caller.agent_config["display_name"], "target": target.display_name},
         )
     if not (target.enabled and target.delegatable):
         raise DelegationRefused(
-            "delegation_unavailable", f"{target.display_name} is not available right now."
+            "delegation_unavailable",
+            _("%(target)s is not available right now.") % {"target": target.display_name},
         )
     if target.name in caller.path:
         chain = " → ".join([*caller.path, target.name])
         raise DelegationRefused(
             "delegation_cycle",
-            f"{target.display_name} is already working on this request ({chain} would loop).",
+            _("%(target)s is already working on this request (%(chain)s would loop).")
+            % {"target": target.display_name, "chain": chain},
         )
     limit = depth_limit(caller=caller)
     if caller.depth + 1 > limit:
         raise DelegationRefused(
-            "delegation_depth", f"Delegation may go {limit} level(s) deep; this would be deeper."
+            "delegation_depth",
+            ngettext(
+                "Delegation may go %(limit)s level deep; this would be deeper.",
+                "Delegation may go %(limit)s levels deep; this would be deeper.",
+                limit,
+            )
+            % {"limit": limit},
         )
     if not agent_usable_by(agent=target, user=caller.user):
         raise DelegationRefused(
             "delegation_forbidden",
-            f"This user may not use {target.display_name}, so it cannot be asked on their behalf.",
+            _("This user may not use %(target)s, so it cannot be asked on their behalf.")
+            % {"target": target.display_name},
         )
     return target

@@ -63,6 +63,9 @@ class Run(models.Model):
     depth = models.PositiveSmallIntegerField(default=0)
     path = models.JSONField(default=list)  # agent names from the root to this run
     task = models.TextField()
+    # The language its messages and tools answer in (a code of settings.LANGUAGES; "" = site's),
+    # chosen at the turn's start from the user's words and page, inherited by its experts.
+    language = models.CharField(max_length=16, blank=True, default="")
     status = models.CharField(
         max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )

@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Any
 
 from django.conf import settings
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
@@ -80,7 +80,13 @@ def run_advance(*, run_id: Any, worker: str = "") -> AdvanceOutcome:
     run, retry_in = run_claim(run_id=run_id, worker=worker)
     if run is None:
         return AdvanceOutcome("busy" if retry_in else "noop", retry_in=retry_in)
-    emitter = RunEmitter(run, foreign=run.taken_over)
+    # Its messages, tool results and failure notes are in the user's language.
+    with translation.override(run.language or None):
+        return _deliver(run, RunEmitter(run, foreign=run.taken_over))
+
+
+def _deliver(run: Run, emitter: RunEmitter) -> AdvanceOutcome:
+    """One delivery of a claimed run, under its lease; any failure ends it with a plain note."""
     try:
         with LeaseKeeper(run) as lease:
             return _advance(run, emitter, lease)

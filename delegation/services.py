@@ -48,9 +48,11 @@ def run_create(
     transcript: list[dict[str, Any]],
     user_message: Any = None,
     routing_request: dict[str, bool] | None = None,
+    language: str = "",
 ) -> Run:
     """A queued root run with the agent's definition pinned as it is now, and a fresh budget;
-    `routing_request` holds the turn's routing flags (force_strict, force_guide, debug)."""
+    `routing_request` holds the turn's routing flags (force_strict, force_guide, debug) and
+    `language` the one its messages are in."""
     now = timezone.now()
     return Run.objects.create(
         session=session,
@@ -63,6 +65,7 @@ def run_create(
         depth=0,
         path=[agent.name],
         task=task,
+        language=language,
         transcript=transcript,
         budget=budget_initial(),
         deadline=now + timedelta(seconds=settings.RUN_DEADLINE_SECONDS),
@@ -91,6 +94,7 @@ def run_create_child(
         depth=caller.depth + 1,
         path=[*caller.path, target.name],
         task=prompt,
+        language=caller.language,  # the user's language, whatever words the caller delegated in
         routing_reason=reason[:500],
         transcript=[{"role": "user", "content": prompt}],
         queued_at=now,

@@ -7,6 +7,8 @@ import json
 import uuid
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from agents.registry import Tool, ToolContext, ToolResult, execute
 from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
@@ -120,10 +122,8 @@ def _tool(
         result = ToolResult(
             False,
             error_code="unknown_tool",
-            error=(
-                f"There is no tool named {name!r} available to you. "
-                f"Available: {', '.join(sorted(tools)) or 'none'}."
-            ),
+            error=_("There is no tool named %(name)s available to you. Available: %(tools)s.")
+            % {"name": repr(name), "tools": ", ".join(sorted(tools)) or _("none")},
         )
     else:
         context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)

@@ -7,6 +7,8 @@ import uuid
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
@@ -23,13 +25,22 @@ from delegation.humans.validation import is_low
 from delegation.models import Run, RunStatus
 from delegation.services import run_create_child, run_enqueue, run_resume_if_ready
 
-FAILURE_WORDS = {
-    RunStatus.FAILED: ("delegation_failed", "I asked the {name} but it could not finish"),
+FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reason)
+    RunStatus.FAILED: (
+        "delegation_failed",
+        gettext_lazy("I asked the %(name)s but it could not finish: %(reason)s"),
+        gettext_lazy("I asked the %(name)s but it could not finish."),
+    ),
     RunStatus.TIMED_OUT: (
         "delegation_timed_out",
-        "I asked the {name} but it did not answer in time",
+        gettext_lazy("I asked the %(name)s but it did not answer in time: %(reason)s"),
+        gettext_lazy("I asked the %(name)s but it did not answer in time."),
     ),
-    RunStatus.CANCELLED: ("delegation_cancelled", "The {name} was stopped before it answered"),
+    RunStatus.CANCELLED: (
+        "delegation_cancelled",
+        gettext_lazy("The %(name)s was stopped before it answered: %(reason)s"),
+        gettext_lazy("The %(name)s was stopped before it answered."),
+    ),
 }
 
 
@@ -59,7 +70,7 @@ def delegation_begin(
             message_id,
             raw,
             "delegation_budget",
-            "This turn has no budget left to ask another expert.",
+            _("This turn has no budget left to ask another expert."),
         )
     reason = arguments["reason"].strip() or (
         f"Chosen by {caller.agent_config['display_name']} without a stated reason; "
@@ -184,8 +195,11 @@ def delegation_result(*, child: Run) -> str:
             "status": "unanswered",
             "error": {
                 "code": "answer_invalid",
-                "message": f"The {name} could not answer this reliably ({check.get('issue')}). "
-                f"Say so honestly and suggest asking {suggestion(child=child)}.",
+                "message": _(
+                    "The %(name)s could not answer this reliably (%(issue)s). Say so honestly "
+                    "and suggest asking %(who)s."
+                )
+                % {"name": name, "issue": check.get("issue"), "who": suggestion(child=child)},
             },
         }
     elif child.status == RunStatus.SUCCEEDED:
@@ -193,36 +207,30 @@ def delegation_result(*, child: Run) -> str:
         if outcome == "low_confidence" or (check.get("valid") and is_low(check)):
             body["result"]["confidence"] = "low"
             body["result"]["validation"] = {"valid": check["valid"], "issue": check.get("issue")}
-            body["result"]["note"] = (
+            body["result"]["note"] = _(
                 "This answer could not be verified: tell the user it is uncertain."
             )
         elif check:
             body["result"]["confidence"] = "high"
     else:
-        code, words = FAILURE_WORDS.get(child.status, FAILURE_WORDS[RunStatus.FAILED])
+        code, with_reason, bare = FAILURE_WORDS.get(child.status, FAILURE_WORDS[RunStatus.FAILED])
         reason = (child.error or {}).get("message", "")
-        body = {
-            "ok": False,
-            "status": child.status,
-            "error": {
-                "code": code,
-                "message": words.format(name=name) + (f": {reason}" if reason else "."),
-            },
-        }
+        words = (with_reason if reason else bare) % {"name": name, "reason": reason}
+        body = {"ok": False, "status": child.status, "error": {"code": code, "message": words}}
     return json.dumps(body, ensure_ascii=False)
 
 
 def _superseded_result(child: Run) -> dict[str, Any]:
     """What the caller's delegation message says of an answer replaced by a new attempt."""
     check = child.validation or {}
-    again = "asking again" if check.get("outcome") == "retry" else "asking another expert"
+    if check.get("outcome") == "retry":
+        words = _("The answer was judged invalid (%(issue)s); asking again.")
+    else:
+        words = _("The answer was judged invalid (%(issue)s); asking another expert.")
     return {
         "ok": False,
         "status": "invalid",
-        "error": {
-            "code": "answer_invalid",
-            "message": f"The answer was judged invalid ({check.get('issue')}); {again}.",
-        },
+        "error": {"code": "answer_invalid", "message": words % {"issue": check.get("issue")}},
     }
 
 

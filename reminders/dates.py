@@ -7,6 +7,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext, pgettext_lazy
+
 from config.text import simplified
 
 # Day segments: a task "Saturday morning" occupies this window of its day.
@@ -14,6 +18,12 @@ SEGMENTS: dict[str, tuple[time, time]] = {
     "morning": (time(8), time(12)),
     "afternoon": (time(13), time(18)),
     "evening": (time(18), time(22)),
+}
+# How each segment reads in a sentence, in the active language.
+SEGMENT_NAMES = {
+    "morning": pgettext_lazy("part of the day", "morning"),
+    "afternoon": pgettext_lazy("part of the day", "afternoon"),
+    "evening": pgettext_lazy("part of the day", "evening"),
 }
 SEGMENT_WORDS: dict[str, str] = {
     "morning": "morning",
@@ -74,7 +84,7 @@ def date_readings(text: str, today: date) -> list[date]:
     differ ("next saturday" said on a Wednesday: next week's, or this coming one)."""
     words = " ".join(simplified(str(text)).strip().lower().split())
     if not words:
-        raise ValueError("The date is empty.")
+        raise ValueError(_("The date is empty."))
     try:
         return [date.fromisoformat(words.replace("/", "-"))]
     except ValueError:
@@ -94,7 +104,8 @@ def date_readings(text: str, today: date) -> list[date]:
     if (match := _EN_WEEKDAY.match(words)) and match.group(2) in _WEEKDAYS:
         return _english_weekday(today, _WEEKDAYS[match.group(2)], match.group(1) == "next ")
     raise ValueError(
-        f"Cannot read the date {text!r}; use YYYY-MM-DD, today, tomorrow or a weekday name."
+        _("Cannot read the date %(text)s; use YYYY-MM-DD, today, tomorrow or a weekday name.")
+        % {"text": repr(text)}
     )
 
 
@@ -164,10 +175,45 @@ def task_window(
 
 
 def describe_window(*, start: time | None, end: time | None, segment: str) -> str:
-    """How a task's time reads to people: "09:00–10:00", "09:00", "morning (08:00–12:00)"."""
+    """How a task's time reads to people, in the active language: "09:00–10:00", "09:00",
+    "morning (08:00–12:00)", "any time"."""
     if start is not None:
         return f"{start:%H:%M}–{end:%H:%M}" if end is not None else f"{start:%H:%M}"
     if segment:
         first, last = SEGMENTS[segment]
-        return f"{segment} ({first:%H:%M}–{last:%H:%M})"
-    return "any time"
+        return _("%(segment)s (%(start)s–%(end)s)") % {
+            "segment": segment_name(segment),
+            "start": f"{first:%H:%M}",
+            "end": f"{last:%H:%M}",
+        }
+    return _("any time")
+
+
+def segment_name(segment: str) -> str:
+    """A day segment's name in the active language ("morning", 上午)."""
+    return str(SEGMENT_NAMES.get(segment, segment))
+
+
+def day_long(day: date) -> str:
+    """A date with weekday and year in the active language: "Saturday 28 November 2026"."""
+    return date_format(day, pgettext("date format: weekday, day, month, year", "l d F Y"))
+
+
+def day_short(day: date) -> str:
+    """A date with weekday, without the year, in the active language: "Saturday 28 November"."""
+    return date_format(day, pgettext("date format: weekday, day, month", "l d F"))
+
+
+def weekday_iso(day: date) -> str:
+    """A date as its weekday and ISO date in the active language: "Saturday 2026-11-28"."""
+    return date_format(day, pgettext("date format: weekday, ISO date", "l Y-m-d"))
+
+
+def day_short_time(moment: datetime) -> str:
+    """A wall-clock instant with weekday, date and time: "Saturday 28 November 20:00"."""
+    return date_format(moment, pgettext("date format: weekday, day, month, time", "l d F H:i"))
+
+
+def weekday_time(moment: datetime) -> str:
+    """A wall-clock instant as its weekday and time in the active language: "Saturday 20:00"."""
+    return date_format(moment, pgettext("date format: weekday, time", "l H:i"))

@@ -14,21 +14,17 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from chat.events import emit_to_user, envelope
 from chat.models import ChatMessage, ChatPreference, ChatSession, MessageRole, MessageStatus
 from chat.selectors import message_as_event_data
+from reminders.dates import day_short_time
 from reminders.models import Channel, Reminder
 
-SESSION_TITLE = "Reminders"
 # Reminder messages are shown as coming from "Reminders": the dispatcher, not an agent (no run).
-AGENT_TAG = {
-    "kind": "entry",
-    "name": "reminder-service",
-    "display_name": "Reminders",
-    "depth": 0,
-    "path": ["reminder-service"],
-}
+AGENT_NAME = "reminder-service"
 _IDS = uuid.UUID("0d7c1f7e-8a57-4a52-b1a4-2f3c61e0a8d4")  # namespace of derived ids
 
 
@@ -42,6 +38,22 @@ def reminder_message_id(reminder_id: int) -> uuid.UUID:
     return uuid.uuid5(_IDS, f"message:{reminder_id}")
 
 
+def agent_tag() -> dict[str, Any]:
+    """Who reminder messages come from, named in the active language."""
+    return {
+        "kind": "entry",
+        "name": AGENT_NAME,
+        "display_name": _("Reminders"),
+        "depth": 0,
+        "path": [AGENT_NAME],
+    }
+
+
+def session_title() -> str:
+    """The title of a user's Reminders chat session, in the active language."""
+    return _("Reminders")
+
+
 def deliver_to_chat(reminders: list[Reminder], *, now: datetime, late_ids: set[int]) -> None:
     """Write each reminder into its user's Reminders session (inside the caller's transaction,
     so the message exists exactly when the reminder is marked sent) and emit `reminder.due` to
@@ -49,12 +61,13 @@ def deliver_to_chat(reminders: list[Reminder], *, now: datetime, late_ids: set[i
     if not reminders:
         return
     sessions = {r.user_id: reminder_session_id(r.user_id) for r in reminders}
+    languages = {r.user_id: r.language for r in reversed(reminders)}  # each user's first
     existing = set(
         ChatSession.objects.filter(pk__in=sessions.values()).values_list("pk", flat=True)
     )
     ChatSession.objects.bulk_create(
         [
-            ChatSession(id=sid, user_id=uid, title=SESSION_TITLE)
+            _new_session(sid, uid, languages[uid])
             for uid, sid in sorted(sessions.items(), key=lambda pair: pair[1])
             if sid not in existing
         ],
@@ -68,17 +81,19 @@ def deliver_to_chat(reminders: list[Reminder], *, now: datetime, late_ids: set[i
         lambda: ChatSession.objects.filter(pk__in=session_ids).update(updated_at=now), robust=True
     )
     zones = _zones({r.user_id for r in reminders if r.pk in late_ids})
-    messages = [
-        ChatMessage(
-            id=reminder_message_id(r.pk),
-            session_id=sessions[r.user_id],
-            role=MessageRole.AGENT,
-            agent=AGENT_TAG,
-            content=_text(r, zones.get(r.user_id) if r.pk in late_ids else None),
-            status=MessageStatus.COMPLETED,
-        )
-        for r in reminders
-    ]
+    messages = []
+    for r in reminders:
+        with _written_in(r.language):
+            messages.append(
+                ChatMessage(
+                    id=reminder_message_id(r.pk),
+                    session_id=sessions[r.user_id],
+                    role=MessageRole.AGENT,
+                    agent=agent_tag(),
+                    content=_text(r, zones.get(r.user_id) if r.pk in late_ids else None),
+                    status=MessageStatus.COMPLETED,
+                )
+            )
     ChatMessage.objects.bulk_create(messages, ignore_conflicts=True)
     for reminder, message in zip(reminders, messages, strict=True):
         emit_to_user(
@@ -99,11 +114,23 @@ def deliver_to_chat(reminders: list[Reminder], *, now: datetime, late_ids: set[i
         )
 
 
+def _written_in(language: str) -> translation.override:
+    """The reminder's own language for what delivery adds (delivery runs outside any user's
+    request or run); English for reminders saved before languages were recorded."""
+    return translation.override(language or None)
+
+
+def _new_session(session_id: uuid.UUID, user_id: int, language: str) -> ChatSession:
+    with _written_in(language):
+        return ChatSession(id=session_id, user_id=user_id, title=session_title())
+
+
 def _text(reminder: Reminder, late_zone: ZoneInfo | None) -> str:
+    """The message: the reminder's text, with a line saying when it was due if it is late."""
     if late_zone is None:
         return reminder.content
-    due = reminder.remind_at.astimezone(late_zone)
-    return f"{reminder.content}\n(Delivered late: it was due {due:%A %d %B %H:%M}.)"
+    due = day_short_time(reminder.remind_at.astimezone(late_zone))
+    return reminder.content + "\n" + _("(Delivered late: it was due %(due)s.)") % {"due": due}
 
 
 def _zones(user_ids: Iterable[int]) -> dict[int, ZoneInfo]:

@@ -90,6 +90,9 @@ class Reminder(models.Model):
     # When the dispatcher should next try: remind_at, later pushed back by retry backoff.
     due_at = models.DateTimeField(editable=False)
     content = models.TextField()
+    # The language `content` was written in (the user's, when scheduled): what delivery adds to
+    # it (a late notice) is written in the same one. Blank on rows saved before: English.
+    language = models.CharField(max_length=16, blank=True, default="")
     channel = models.CharField(max_length=8, choices=Channel.choices, default=Channel.CHAT)
     status = models.CharField(
         max_length=10, choices=ReminderStatus.choices, default=ReminderStatus.PENDING

@@ -6,16 +6,27 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from reminders.dates import SEGMENTS, local_datetime
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from reminders.dates import SEGMENTS, day_long, local_datetime, weekday_time
 
 EVENING_BEFORE = time(20)  # a task on a later day: 20:00 the day before
 LEAD_TIME = timedelta(hours=2)  # a task today with a time: two hours before (elapsed time)
 MORNING_OF = time(8)  # a task today without a time: 08:00
 
+# Each rule's name (kept in English as the data code) as it reads in the active language.
+RULE_NAMES = {
+    "20:00 the day before": gettext_lazy("20:00 the day before"),
+    "two hours before": gettext_lazy("two hours before"),
+    "08:00 on the day": gettext_lazy("08:00 on the day"),
+}
+
 
 @dataclass(frozen=True)
 class RemindTime:
-    """When to remind and which rule chose it, or why no reminder can be set."""
+    """When to remind and which rule chose it (`rule`: an English code, see rule_name), or
+    why no reminder can be set (`refusal`: a sentence in the active language)."""
 
     at: datetime | None
     rule: str = ""
@@ -34,7 +45,8 @@ def remind_at_for(
     local_now = now.astimezone(zone)
     today = local_now.date()
     if day < today:
-        return RemindTime(None, refusal=f"The task was on {day:%A %d %B %Y}; that day has passed.")
+        refusal = _("The task was on %(day)s; that day has passed.") % {"day": day_long(day)}
+        return RemindTime(None, refusal=refusal)
     event_time = start or (SEGMENTS[segment][0] if segment else None)
     if day > today:
         at, rule = (
@@ -44,9 +56,10 @@ def remind_at_for(
     elif event_time is not None:
         begins = local_datetime(day, event_time, zone).astimezone(UTC)
         if begins <= now:
-            return RemindTime(
-                None, refusal=f"The task's time ({event_time:%H:%M} today) has already passed."
-            )
+            refusal = _("The task's time (%(time)s today) has already passed.") % {
+                "time": f"{event_time:%H:%M}"
+            }
+            return RemindTime(None, refusal=refusal)
         # Two hours of elapsed time, so a DST change in between does not shorten the notice.
         at, rule = (begins - LEAD_TIME).astimezone(zone), "two hours before"
     else:
@@ -54,9 +67,12 @@ def remind_at_for(
     if at.astimezone(UTC) <= now:
         return RemindTime(
             None,
-            refusal=(
-                f"The reminder time ({rule}: {at:%A %H:%M}) has already passed; it is now "
-                f"{local_now:%A %H:%M}."
-            ),
+            refusal=_("The reminder time (%(rule)s: %(at)s) has already passed; it is now %(now)s.")
+            % {"rule": rule_name(rule), "at": weekday_time(at), "now": weekday_time(local_now)},
         )
     return RemindTime(at, rule)
+
+
+def rule_name(rule: str) -> str:
+    """A rule's name in the active language ("two hours before", 提前两小时)."""
+    return str(RULE_NAMES.get(rule, rule))

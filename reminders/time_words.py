@@ -8,6 +8,8 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import time
 
+from django.utils.translation import gettext as _
+
 from config.text import simplified
 
 # What a word beside the hour says about it. Chinese words stand before the hour; English
@@ -78,7 +80,7 @@ def read_clock(text: str) -> Clock:
     if words in ("noon", "midday"):
         return Clock(time(12))
     if words == "midnight":
-        raise ValueError(_NEXT_DAY.format(words=text))
+        raise ValueError(_next_day(text))
     marker = ""
     if match := _PREFIX.match(words):
         marker, words = match.group(1), words[match.end() :]
@@ -87,11 +89,12 @@ def read_clock(text: str) -> Clock:
     match = _CLOCK.match(words.replace(" ", ""))
     if not match or not words:
         raise ValueError(
-            f"Cannot read the time {text!r}; use HH:MM (24-hour), e.g. 14:30, or 3pm, 下午3点."
+            _("Cannot read the time %(text)s; use HH:MM (24-hour), e.g. 14:30, or 3pm, 下午3点.")
+            % {"text": repr(text)}
         )
     hour, minute = _number(match.group("hour")), _minutes(match, text)
     if minute > 59:
-        raise ValueError(f"{text!r} is not a valid time of day.")
+        raise ValueError(_("%(text)s is not a valid time of day.") % {"text": repr(text)})
     hour = _shifted(hour, MARKERS.get(marker, ""), marker, text)
     vague = not marker and 1 <= hour <= 5 and match.group("mm") is None
     return Clock(time(hour, minute), vague=vague, day=DAY_OF_MARKER.get(marker))
@@ -102,21 +105,24 @@ def parse_time(text: str) -> time:
     return read_clock(text).at
 
 
-_NEXT_DAY = (
-    "{words!r} is at or after midnight, so it falls on the next day: give that day's date "
-    "with a time from 00:00 to 04:59 instead."
-)
+def _next_day(text: str) -> str:
+    return _(
+        "%(text)s is at or after midnight, so it falls on the next day: give that day's date "
+        "with a time from 00:00 to 04:59 instead."
+    ) % {"text": repr(text)}
 
 
 def _shifted(hour: int, kind: str, marker: str, text: str) -> int:
     """The 24-hour hour for an hour said with a marker of `kind` (English markers take 1–12)."""
     if marker.isascii() and marker and not 1 <= hour <= 12:
-        raise ValueError(f"{text!r} is not a valid 12-hour time.")
+        raise ValueError(_("%(text)s is not a valid 12-hour time.") % {"text": repr(text)})
     if kind == "morning":
         if marker.isascii() and hour == 12:
             return 0  # 12am is the start of the day
         if hour > 12:
-            raise ValueError(f"{text!r} says morning with an afternoon hour.")
+            raise ValueError(
+                _("%(text)s says morning with an afternoon hour.") % {"text": repr(text)}
+            )
         return hour
     if kind == "small hours" and (hour <= 6 or hour == 12):
         return hour % 12
@@ -127,11 +133,14 @@ def _shifted(hour: int, kind: str, marker: str, text: str) -> int:
     if kind == "night" and (5 <= hour <= 11 or 17 <= hour <= 23):
         return hour + 12 if hour < 12 else hour
     if kind == "night" and (hour <= 4 or hour in (12, 24)):
-        raise ValueError(_NEXT_DAY.format(words=text))
+        raise ValueError(_next_day(text))
     if kind:
-        raise ValueError(f"{text!r} does not fit its part of the day ({marker}).")
+        raise ValueError(
+            _("%(text)s does not fit its part of the day (%(marker)s).")
+            % {"text": repr(text), "marker": marker}
+        )
     if hour > 23:
-        raise ValueError(f"{text!r} is not a valid time of day.")
+        raise ValueError(_("%(text)s is not a valid time of day.") % {"text": repr(text)})
     return hour
 
 
@@ -148,7 +157,8 @@ def _minutes(match: re.Match[str], text: str) -> int:
     minute = _number(said)
     if minute < 10 and not match.group("fen") and not said.startswith(("0", "零", "〇")):
         raise ValueError(  # 三点五 / 3点5: 03:05 or 03:50? Ask for a clear form.
-            f"{text!r} is unclear: write the minutes with two digits (3点05) or with 分."
+            _("%(text)s is unclear: write the minutes with two digits (3点05) or with 分.")
+            % {"text": repr(text)}
         )
     return minute
 
@@ -168,4 +178,4 @@ def _number(said: str) -> int:
             raise KeyError(digits)
         return (_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[ones] if ones else 0)
     except KeyError:
-        raise ValueError(f"Cannot read the number {said!r}.") from None
+        raise ValueError(_("Cannot read the number %(text)s.") % {"text": repr(said)}) from None

@@ -10,6 +10,8 @@ from typing import Any, Protocol
 
 import httpx
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext, pgettext_lazy
 
 RAINY = frozenset({"drizzle", "rain", "showers", "thunderstorm"})
 HOT_C, COLD_C = 35.0, -10.0  # "extreme" temperatures
@@ -25,6 +27,20 @@ _WMO = {
     **dict.fromkeys([71, 73, 75, 77, 85, 86], "snow"),
     **dict.fromkeys([80, 81, 82], "showers"),
     **dict.fromkeys([95, 96, 99], "thunderstorm"),
+}
+
+# Each condition (an English code in data) as it reads in a sentence, in the active language.
+CONDITION_NAMES = {
+    "clear": pgettext_lazy("weather", "clear"),
+    "partly cloudy": pgettext_lazy("weather", "partly cloudy"),
+    "cloudy": pgettext_lazy("weather", "cloudy"),
+    "fog": pgettext_lazy("weather", "fog"),
+    "drizzle": pgettext_lazy("weather", "drizzle"),
+    "rain": pgettext_lazy("weather", "rain"),
+    "showers": pgettext_lazy("weather", "showers"),
+    "snow": pgettext_lazy("weather", "snow"),
+    "thunderstorm": pgettext_lazy("weather", "thunderstorm"),
+    "unknown": pgettext_lazy("weather", "unknown"),
 }
 
 
@@ -65,22 +81,38 @@ class WeatherProvider(Protocol):
 
 
 def weather_advice(forecast: Forecast) -> list[str]:
-    """What bad weather (rain, snow, extreme temperatures) means for someone going out."""
+    """What bad weather (rain, snow, extreme temperatures) means for someone going out, in the
+    active language."""
     advice = []
     wet = forecast.condition in RAINY or (
         forecast.condition != "snow" and (forecast.precipitation_probability or 0) >= 60
     )
     if wet:
-        advice.append("rain expected: bring an umbrella")
+        advice.append(_("rain expected: bring an umbrella"))
     if forecast.condition == "thunderstorm":
-        advice.append("thunderstorms expected: allow extra travel time")
+        advice.append(_("thunderstorms expected: allow extra travel time"))
     if forecast.condition == "snow":
-        advice.append("snow expected: dress warmly and allow extra travel time")
+        advice.append(_("snow expected: dress warmly and allow extra travel time"))
     if forecast.temp_max >= HOT_C:
-        advice.append(f"extreme heat ({forecast.temp_max:.0f}°C): carry water, avoid midday sun")
+        advice.append(
+            _("extreme heat (%(temp)s°C): carry water, avoid midday sun")
+            % {"temp": f"{forecast.temp_max:.0f}"}
+        )
     if forecast.temp_min <= COLD_C:
-        advice.append(f"extreme cold ({forecast.temp_min:.0f}°C): dress very warmly")
+        advice.append(
+            _("extreme cold (%(temp)s°C): dress very warmly") % {"temp": f"{forecast.temp_min:.0f}"}
+        )
     return advice
+
+
+def advice_list(advice: list[str]) -> str:
+    """Pieces of advice joined as one phrase ("a; b") in the active language."""
+    return pgettext("list separator", "; ").join(advice)
+
+
+def condition_name(condition: str) -> str:
+    """A condition's name in the active language ("partly cloudy", 多云)."""
+    return str(CONDITION_NAMES.get(condition, condition))
 
 
 # name -> (display name, country, typical mean temperature °C, northern hemisphere)
@@ -145,7 +177,9 @@ class OfflineWeatherProvider:
         key = " ".join(city.casefold().split())
         key = OFFLINE_ALIASES.get(key, key)
         if key not in OFFLINE_CITIES:
-            raise WeatherError("unknown_city", f"No city called {city!r} was found.")
+            raise WeatherError(
+                "unknown_city", _("No city called %(city)s was found.") % {"city": repr(city)}
+            )
         name, country, mean, north = OFFLINE_CITIES[key]
         digest = hashlib.sha256(f"{key}|{day.isoformat()}".encode()).digest()
         season = [-8, -7, -4, 0, 4, 7, 9, 8, 5, 1, -3, -6][day.month - 1] * (1 if north else -1)
@@ -180,7 +214,9 @@ class OpenMeteoProvider:
             self.geocoding_url, {"name": city, "count": 1, "language": "en", "format": "json"}
         ).get("results")
         if not found:
-            raise WeatherError("unknown_city", f"No city called {city!r} was found.")
+            raise WeatherError(
+                "unknown_city", _("No city called %(city)s was found.") % {"city": repr(city)}
+            )
         place = found[0]
         daily = self._get(
             self.forecast_url,
@@ -208,7 +244,7 @@ class OpenMeteoProvider:
             )
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise WeatherError(
-                "unavailable", "The weather service sent an unusable answer."
+                "unavailable", _("The weather service sent an unusable answer.")
             ) from exc
 
     def _get(self, url: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -216,11 +252,14 @@ class OpenMeteoProvider:
             response = httpx.get(url, params=params, timeout=self.timeout)
         except httpx.TimeoutException as exc:
             raise WeatherError(
-                "unavailable", f"The weather service did not answer within {self.timeout:g} s."
+                "unavailable",
+                _("The weather service did not answer within %(seconds)s s.")
+                % {"seconds": f"{self.timeout:g}"},
             ) from exc
         except httpx.HTTPError as exc:
             raise WeatherError(
-                "unavailable", f"The weather service is unreachable: {exc}."
+                "unavailable",
+                _("The weather service is unreachable: %(reason)s.") % {"reason": exc},
             ) from exc
         try:
             body = response.json()
@@ -228,10 +267,12 @@ class OpenMeteoProvider:
             body = None
         if response.status_code != 200 or not isinstance(body, dict):
             reason = body.get("reason") if isinstance(body, dict) else None
+            values = {"status": response.status_code, "reason": reason}
             raise WeatherError(
                 "unavailable",
-                f"The weather service answered HTTP {response.status_code}"
-                + (f": {reason}" if reason else "."),
+                _("The weather service answered HTTP %(status)s: %(reason)s") % values
+                if reason
+                else _("The weather service answered HTTP %(status)s.") % values,
             )
         return body
 
@@ -246,4 +287,7 @@ def weather_provider() -> WeatherProvider:
         )
     if settings.WEATHER_PROVIDER == "offline":
         return OfflineWeatherProvider()
-    raise WeatherError("unavailable", f"Unknown WEATHER_PROVIDER {settings.WEATHER_PROVIDER!r}.")
+    raise WeatherError(
+        "unavailable",
+        _("Unknown WEATHER_PROVIDER %(name)s.") % {"name": repr(settings.WEATHER_PROVIDER)},
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from agents.knowledge.retrieval import passages_search
 from agents.knowledge.selectors import (
@@ -42,8 +43,8 @@ def _readable_kbs(context: ToolContext) -> tuple[list, str]:
     if kbs:
         return kbs, ""
     if knowledge_bases_linked_to(agent_names_or_ids=keys).exists():
-        return [], "The user may not read this agent's knowledge bases, so nothing was searched."
-    return [], "This agent has no knowledge base, so there is nothing to search."
+        return [], _("The user may not read this agent's knowledge bases, so nothing was searched.")
+    return [], _("This agent has no knowledge base, so there is nothing to search.")
 
 
 @tool(
@@ -81,9 +82,8 @@ def kb_search(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         "knowledge_bases": [kb.name for kb in kbs],
     }
     if not passages:
-        result["message"] = "No passage matches the query in " + ", ".join(
-            f"{kb.display_name} ({kb.name})" for kb in kbs
-        )
+        searched = ", ".join(f"{kb.display_name} ({kb.name})" for kb in kbs)
+        result["message"] = _("No passage matches the query in %(kbs)s.") % {"kbs": searched}
     return result
 
 
@@ -127,5 +127,7 @@ def kb_documents(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         "knowledge_bases": [kb.name for kb in kbs],
     }
     if not documents:
-        result["message"] = "No indexed document matches in " + ", ".join(kb.name for kb in kbs)
+        result["message"] = _("No indexed document matches in %(kbs)s.") % {
+            "kbs": ", ".join(kb.name for kb in kbs)
+        }
     return result

@@ -7,16 +7,26 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.utils import translation
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, pgettext
 
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
 from agents.registry import offline_rules
 from agents.tools.offline_rules import ARITHMETIC
-from config.text import simplified
+from config.text import reply_language, simplified
 
-OFFLINE_LABEL = "[offline model]"
+OFFLINE_LABEL = "[offline model]"  # in English; offline_label() in the active language
+
+
+def offline_label() -> str:
+    """The label that starts every reply of the offline model, in the active language."""
+    return _("[offline model]")
 
 
 class OfflineProvider:
@@ -25,7 +35,13 @@ class OfflineProvider:
     name = "offline"
 
     def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
-        """Stream a deterministic reply word by word, or tool calls."""
+        """Stream a deterministic reply word by word, or tool calls; like a real model it
+        answers in the language of the user's words (else the active one)."""
+        said = _last_user_text(request.messages)
+        with translation.override(reply_language(said, translation.get_language() or "")):
+            yield from self._reply(request)
+
+    def _reply(self, request: ModelRequest) -> Iterator[ProviderEvent]:
         last = request.messages[-1] if request.messages else {"role": "user", "content": ""}
         calls = _plan_next(request) if last["role"] == "tool" else _calls(request, _text(last))
         if calls:
@@ -75,7 +91,10 @@ def _route(text: str, delegate: dict[str, Any] | None) -> list[tuple[str, dict[s
         keywords.append(match.group("name").lower())
         hit = next((keyword for keyword in keywords if _mentions(words, keyword)), None)
         if hit is not None:
-            reason = f"the message mentions “{hit}”, which {match.group('display')} covers"
+            reason = _("the message mentions “%(word)s”, which %(expert)s covers") % {
+                "word": hit,
+                "expert": match.group("display"),
+            }
             calls.append(
                 ("delegate", {"target": match.group("name"), "task": text, "reason": reason})
             )
@@ -104,7 +123,8 @@ def _is_errand(text: str) -> bool:
     return bool(_ERRAND.search(text) and _WHEN.search(text))
 
 
-_PLANNED = "an errand:"  # how the plan's delegations give their reason (and are told apart)
+# How the plan's delegations give their reason, and are told apart from routed ones.
+_PLANNED = gettext_noop("An errand, step %(step)s of 3 (task, weather, reminder), for %(expert)s.")
 _ERRAND_STEPS = (  # (a tag of the expert, the task in Chinese, in English)
     ("task", "创建任务：{text}", "Add a task: {text}"),
     ("weather", "{text}，天气怎么样？", "What is the weather for this: {text}?"),
@@ -123,7 +143,7 @@ def _plan_step(
     _tag, chinese, english = _ERRAND_STEPS[step]
     name, display = chosen[step]
     task = (chinese if _CJK.search(text) else english).format(text=text)
-    reason = f"{_PLANNED} step {step + 1} of 3 (task, weather, reminder) is for {display}"
+    reason = _(_PLANNED) % {"step": step + 1, "expert": display}
     return [("delegate", {"target": name, "task": task, "reason": reason})]
 
 
@@ -156,10 +176,21 @@ def _plan_next(request: ModelRequest) -> list[tuple[str, dict[str, Any]]]:
         for call in m.get("tool_calls") or ()
         if call["function"]["name"] == "delegate"
     ]
-    planned = [a.get("target") for a in asked if str(a.get("reason", "")).startswith(_PLANNED)]
+    planned = [a.get("target") for a in asked if _is_planned(str(a.get("reason", "")))]
     if not asked or planned != [name for name, _display in experts[: len(asked)]]:
         return []
     return _plan_step(_text(messages[since]), offered.get("delegate"), len(asked))
+
+
+def _is_planned(reason: str) -> bool:
+    """Whether a delegation's reason is the errand plan's (in English or the active language)."""
+    return any(_form_pattern(form).fullmatch(reason) for form in {_PLANNED, _(_PLANNED)})
+
+
+def _form_pattern(form: str) -> re.Pattern[str]:
+    """A pattern matching the sentence `form` with any values in its placeholders."""
+    parts = re.split(r"%\(\w+\)s", form)
+    return re.compile(".+?".join(re.escape(part) for part in parts), re.S)
 
 
 def _last_user_index(messages: list[dict[str, Any]]) -> int | None:
@@ -198,11 +229,14 @@ def _out_of_reach(text: str, system: str) -> str | None:
         keywords = [item.group("name").lower()]
         keywords += [t.strip().lower() for t in (item.group("tags") or "").split(",") if t.strip()]
         if any(_mentions(words, keyword) for keyword in keywords):
-            return (
-                f"{OFFLINE_LABEL} The {item.group('display')} could answer this, but your account "
-                f"may not use it (it {item.group('needs')}). "
-                "Please ask an administrator for access."
-            )
+            return _(
+                "%(label)s The %(expert)s could answer this, but your account may not use it "
+                "(it %(needs)s). Please ask an administrator for access."
+            ) % {
+                "label": offline_label(),
+                "expert": item.group("display"),
+                "needs": item.group("needs"),
+            }
     return None
 
 
@@ -248,10 +282,22 @@ def _explain(request: ModelRequest, last: dict[str, Any]) -> str:
     if len(said) > 200:
         said = said[:200] + "…"
     tools = sorted(t["function"]["name"] for t in request.tools)
-    can = f" I can use these tools: {', '.join(tools)}." if tools else ""
+    words = {"label": offline_label(), "tools": ", ".join(tools), "said": said}
+    if tools:
+        return (
+            _(
+                "%(label)s I am the built-in offline model, so I only follow simple rules. I can "
+                "use these tools: %(tools)s. Set OPENAI_API_KEY (or OPENAI_BASE_URL) to talk to a "
+                "real model. You said: “%(said)s”"
+            )
+            % words
+        )
     return (
-        f"{OFFLINE_LABEL} I am the built-in offline model, so I only follow simple rules.{can} "
-        f"Set OPENAI_API_KEY (or OPENAI_BASE_URL) to talk to a real model. You said: “{said}”"
+        _(
+            "%(label)s I am the built-in offline model, so I only follow simple rules. Set "
+            "OPENAI_API_KEY (or OPENAI_BASE_URL) to talk to a real model. You said: “%(said)s”"
+        )
+        % words
     )
 
 
@@ -270,11 +316,19 @@ def _summarize_tools(messages: list[dict[str, Any]]) -> str:
         except (TypeError, json.JSONDecodeError):
             body = {"ok": True, "result": message["content"]}
         results.insert(0, (names.get(message.get("tool_call_id", ""), "tool"), body))
-    chinese = _CJK.search(_last_user_text(messages)) is not None
-    return f"{OFFLINE_LABEL} " + " ".join(
-        _describe_knowledge(name, body, chinese) or _describe(name, body, chinese)
-        for name, body in results
-    )
+    parts = [_describe_knowledge(name, body) or _describe(name, body) for name, body in results]
+    return f"{offline_label()} " + _sentences(parts)
+
+
+def _sentences(parts: list[str]) -> str:
+    """Sentences as one text: a space after an English stop, none after a Chinese one (。)."""
+    text = ""
+    for part in parts:
+        text += part if not text or text.endswith(_WIDE_STOPS) else f" {part}"
+    return text
+
+
+_WIDE_STOPS = ("。", "）", "」", "”", "？", "！")
 
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -284,7 +338,7 @@ def _last_user_text(messages: list[dict[str, Any]]) -> str:
     return next((_text(m) for m in reversed(messages) if m["role"] == "user"), "")
 
 
-def _describe_knowledge(name: str, body: dict[str, Any], chinese: bool) -> str | None:
+def _describe_knowledge(name: str, body: dict[str, Any]) -> str | None:
     """What the knowledge tools found, citing each item by its [ref] (None: not such a tool)."""
     result = body.get("result")
     if name not in {"kb_search", "kb_documents"} or not body.get("ok"):
@@ -293,49 +347,67 @@ def _describe_knowledge(name: str, body: dict[str, Any], chinese: bool) -> str |
         return None
     items = result.get("documents") if name == "kb_documents" else result.get("passages")
     if not items:
-        return result.get("message") or (
-            "知識庫中沒有找到相關內容。" if chinese else "Nothing found."
-        )
+        return result.get("message") or _("Nothing found in the knowledge base.")
     if name == "kb_documents":
         first, rest = items[0], items[1:4]
-        title, ref, version = first["title"], first["ref"], first["version"]
-        date = first["effective_date"]
-        if chinese:
-            others = "、".join(f"「{d['title']}」[{d['ref']}]" for d in rest)
-            line = f"最新的文件是「{title}」（第 {version} 版，生效日 {date}）[{ref}]。"
-            return line + (f" 其他文件：{others}。" if others else "")
-        others = ", ".join(f"“{d['title']}” [{d['ref']}]" for d in rest)
-        line = f"The newest document is “{title}” (version {version}, effective {date}) [{ref}]."
-        return line + (f" Others: {others}." if others else "")
-    parts = []
-    for passage in items[:2]:
-        where = " › ".join([passage["title"], *passage.get("heading_path", [])[-1:]])
-        quote = " ".join(passage["text"].split())[:220]
-        parts.append(
-            f"「{where}」：{quote} [{passage['ref']}]"
-            if chinese
-            else f"From “{where}”: {quote} [{passage['ref']}]"
+        line = _(
+            "The newest document is “%(title)s” (version %(version)s, effective %(date)s) "
+            "[%(ref)s]."
+        ) % {
+            "title": first["title"],
+            "version": first["version"],
+            "date": first["effective_date"],
+            "ref": first["ref"],
+        }
+        if not rest:
+            return line
+        # Translators: how a list of documents is separated (a comma, or 、 in Chinese).
+        others = pgettext("list separator", ", ").join(
+            _("“%(title)s” [%(ref)s]") % {"title": d["title"], "ref": d["ref"]} for d in rest
         )
-    return ("根據知識庫：" if chinese else "According to the knowledge base: ") + " ".join(parts)
+        return line + " " + _("Others: %(documents)s.") % {"documents": others}
+    parts = [
+        _("From “%(where)s”: %(quote)s [%(ref)s]")
+        % {
+            "where": " › ".join([passage["title"], *passage.get("heading_path", [])[-1:]]),
+            "quote": " ".join(passage["text"].split())[:220],
+            "ref": passage["ref"],
+        }
+        for passage in items[:2]
+    ]
+    return _("According to the knowledge base: %(passages)s") % {"passages": " ".join(parts)}
 
 
-def _describe(name: str, body: dict[str, Any], chinese: bool = False) -> str:
+def _describe(name: str, body: dict[str, Any]) -> str:
     if not body.get("ok"):
         error = body.get("error") or {}
         if name == "delegate":
-            return f"{error.get('message', 'The expert could not help')}."
-        return f"The {name} tool reported a problem: {error.get('message', 'unknown error')}"
+            return error.get("message") or _("The expert could not help.")
+        return _("The %(tool)s tool reported a problem: %(problem)s") % {
+            "tool": name,
+            "problem": error.get("message") or _("unknown error"),
+        }
     result = body.get("result", body.get("text"))  # "text": a result cut to TOOL_RESULT_MAX_CHARS
     if name == "delegate" and isinstance(result, dict):
-        answer = str(result.get("answer", "")).replace(OFFLINE_LABEL, "").strip()
-        if chinese:
-            return f"{result.get('agent', '專家')}表示：{answer}"
-        return f"{result.get('agent', 'The expert')} says: {answer}"
+        answer = str(result.get("answer", ""))
+        for label in {OFFLINE_LABEL, offline_label()}:
+            answer = answer.replace(label, "")
+        return _("%(expert)s says: %(answer)s") % {
+            "expert": result.get("agent") or _("The expert"),
+            "answer": answer.strip(),
+        }
     if name == "current_time" and isinstance(result, dict):
-        when = f"{result['weekday']}, {result['date']} ({result['timezone']})"
-        return f"It is {result['time']} on {when}."
+        now = datetime.fromisoformat(result["iso"])
+        return _("It is %(time)s on %(day)s (%(zone)s).") % {
+            "time": result["time"],
+            "day": date_format(now, pgettext("weekday and date", "l, Y-m-d")),
+            "zone": result["timezone"],
+        }
     if name == "calculate" and isinstance(result, dict):
         return f"{result['expression']} = {result['value']}."
     if isinstance(result, dict) and {"status", "message"} <= result.keys():  # planner tools
         return str(result["message"])
-    return f"The {name} tool returned: {json.dumps(result, ensure_ascii=False)[:500]}"
+    return _("The %(tool)s tool returned: %(result)s") % {
+        "tool": name,
+        "result": json.dumps(result, ensure_ascii=False)[:500],
+    }

@@ -10,6 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from agents.registry import ToolContext, ToolError, tool
 from agents.tools.offline_rules import calculate_args, time_args
@@ -43,7 +44,9 @@ def current_time(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         try:
             zone = ZoneInfo(args["timezone"])
         except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ToolError(f"Unknown timezone {args['timezone']!r}.") from exc
+            raise ToolError(
+                _("Unknown timezone %(name)s.") % {"name": repr(args["timezone"])}
+            ) from exc
     else:
         zone = user_timezone(context.user)
     now = datetime.now(zone)
@@ -75,7 +78,7 @@ _MAX_BITS = 3000
 def _round(value: float, digits: int | None = None) -> float:
     """round(), refusing digit counts for which Python would build a huge power of ten."""
     if digits is not None and abs(digits) > 100:
-        raise ToolError("Round to at most 100 digits.")
+        raise ToolError(_("Round to at most 100 digits."))
     return round(value, digits)
 
 
@@ -85,11 +88,11 @@ _FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": _round, "min": min, "max":
 def _bounded(value: Any) -> float:
     """The value, unless it is not a real number or is too large to be useful."""
     if isinstance(value, complex):
-        raise ToolError("The result is not a real number.")
+        raise ToolError(_("The result is not a real number."))
     if (isinstance(value, int) and value.bit_length() > _MAX_BITS) or (
         isinstance(value, float) and not math.isfinite(value)
     ):
-        raise ToolError("Result too large.")
+        raise ToolError(_("Result too large."))
     return value
 
 
@@ -99,7 +102,7 @@ def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _evaluate(node.left), _evaluate(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > 100:
-            raise ToolError("Exponent too large.")
+            raise ToolError(_("Exponent too large."))
         return _bounded(_BINARY[type(node.op)](left, right))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_evaluate(node.operand))
@@ -112,7 +115,9 @@ def _evaluate(node: ast.AST) -> float:
         and not node.keywords
     ):
         return _bounded(_FUNCTIONS[node.func.id](*[_evaluate(a) for a in node.args]))
-    raise ToolError("Only numbers, + - * / // % **, parentheses, pi, e and sqrt/abs/round/min/max.")
+    raise ToolError(
+        _("Only numbers, + - * / // %% **, parentheses, pi, e and sqrt/abs/round/min/max.") % {}
+    )
 
 
 @tool(
@@ -141,11 +146,13 @@ def calculate(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         tree = ast.parse(expression.replace("^", "**"), mode="eval")
         value = _evaluate(tree.body)
     except SyntaxError as exc:
-        raise ToolError(f"Not an arithmetic expression: {expression!r}.") from exc
+        raise ToolError(
+            _("Not an arithmetic expression: %(expression)s.") % {"expression": repr(expression)}
+        ) from exc
     except ZeroDivisionError as exc:
-        raise ToolError("Division by zero.") from exc
+        raise ToolError(_("Division by zero.")) from exc
     except (OverflowError, ValueError, TypeError) as exc:
-        raise ToolError(f"Cannot compute that: {exc}.") from exc
+        raise ToolError(_("Cannot compute that: %(problem)s.") % {"problem": exc}) from exc
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         value = int(value)
     return {"expression": expression, "value": value}

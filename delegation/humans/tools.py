@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from agents.registry import ToolContext, ToolError, tool
 
 ASK_HUMAN = "ask_human"
@@ -57,7 +59,11 @@ def offline_ask_user(text: str) -> dict[str, Any] | None:
     options = [o[:200] for o in options if o][:10]
     if len(options) < 2:
         return None
-    return {"question": f"Which would you like: {' or '.join(options)}?", "options": options}
+    listed = _(" or ").join(options)
+    return {
+        "question": _("Which would you like: %(options)s?") % {"options": listed},
+        "options": options,
+    }
 
 
 def _asked_elsewhere(context: ToolContext, arguments: dict[str, Any]) -> Any:

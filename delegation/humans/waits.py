@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agents.registry import Tool, ToolContext, ToolResult, execute
 from chat.models import MessageRole, MessageStatus
@@ -156,7 +157,8 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
             result = ToolResult(
                 False,
                 error_code="unknown_tool",
-                error=f"The tool {locked.tool!r} is no longer available to this agent.",
+                error=_("The tool %(name)s is no longer available to this agent.")
+                % {"name": repr(locked.tool)},
             )
         else:
             arguments = (
@@ -196,7 +198,10 @@ def outcome_content(item: InboxItem) -> str:
         else ""
     )
     if item.status == ItemStatus.ANSWERED:
-        said = f"{who or 'A person'} answered: {item.answer}"
+        said = _("%(who)s answered: %(answer)s") % {
+            "who": who or _("A person"),
+            "answer": item.answer,
+        }
         body: dict[str, Any] = {
             "ok": True,
             "result": {
@@ -207,18 +212,26 @@ def outcome_content(item: InboxItem) -> str:
             },
         }
         return json.dumps(body, ensure_ascii=False)
-    note = f" ({item.note})" if item.note else ""
+    note = _(" (%(note)s)") % {"note": item.note} if item.note else ""
     approval = item.kind == ItemKind.TOOL_APPROVAL
+    if approval:
+        rejected = _("%(who)s rejected this call; the tool did not run%(note)s.") % {
+            "who": who or _("A staff member"),
+            "note": note,
+        }
+    else:
+        rejected = _("%(who)s declined to answer%(note)s.") % {
+            "who": who or _("The person asked"),
+            "note": note,
+        }
     messages = {
-        ItemStatus.REJECTED: (
-            f"{who or 'A staff member'} rejected this call; the tool did not run{note}."
-            if approval
-            else f"{who or 'The person asked'} declined to answer{note}."
-        ),
-        ItemStatus.EXPIRED: "No answer from a human before the deadline"
-        + ("; the tool did not run." if approval else "."),
-        ItemStatus.CANCELLED: "The user cancelled the wait"
-        + ("; the tool did not run." if approval else "."),
+        ItemStatus.REJECTED: rejected,
+        ItemStatus.EXPIRED: _("No answer from a human before the deadline; the tool did not run.")
+        if approval
+        else _("No answer from a human before the deadline."),
+        ItemStatus.CANCELLED: _("The user cancelled the wait; the tool did not run.")
+        if approval
+        else _("The user cancelled the wait."),
     }
     code = (
         "tool_rejected"

@@ -28,9 +28,11 @@ def turn_regenerate(
     session_id: uuid.UUID,
     message_id: uuid.UUID,
     flags: dict[str, bool] | None = None,
+    language: str = "",
 ) -> SentMessage:
     """Answer one of the user's messages again (try again, also after a stop or a failure): a
-    new turn for the same message; the answers after it become an older branch."""
+    new turn for the same message; the answers after it become an older branch. `language`:
+    the page's (see turn_start)."""
     with transaction.atomic():
         session, message = _own_user_message(
             user=user, session_id=session_id, message_id=message_id
@@ -44,6 +46,7 @@ def turn_regenerate(
             message=message,
             flags=routing_flags(flags),
             announce=False,
+            language=language,
         )
         _supersede(session=session, after=message, by=run, including=False)
         session.save(update_fields=["updated_at"])
@@ -58,9 +61,11 @@ def turn_edit(
     new_message_id: uuid.UUID,
     text: str,
     flags: dict[str, bool] | None = None,
+    language: str = "",
 ) -> SentMessage:
     """Send an edited version of one of the user's messages as a new message (`new_message_id`,
-    idempotent like `turn_start`); the original and everything after it become an older branch."""
+    idempotent like `turn_start`); the original and everything after it become an older branch.
+    `language`: the page's (see turn_start)."""
     text = clean_text(text)
     for attempt in range(2):
         try:
@@ -71,6 +76,7 @@ def turn_edit(
                 new_message_id=new_message_id,
                 text=text,
                 flags=routing_flags(flags),
+                language=language,
             )
         except IntegrityError:
             if attempt:
@@ -87,6 +93,7 @@ def _edit(
     new_message_id: uuid.UUID,
     text: str,
     flags: dict[str, bool],
+    language: str,
 ) -> SentMessage:
     existing = existing_message(user=user, session_id=session_id, message_id=new_message_id)
     if existing is not None:
@@ -105,7 +112,13 @@ def _edit(
     )
     # The new message is answered from the history before the original, not after it.
     run = turn_begin(
-        session=session, agent=agent, user=user, message=message, flags=flags, since=original
+        session=session,
+        agent=agent,
+        user=user,
+        message=message,
+        flags=flags,
+        since=original,
+        language=language,
     )
     _supersede(session=session, after=original, by=run, including=True, keep=message)
     session.save(update_fields=["updated_at"])

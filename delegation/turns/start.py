@@ -17,6 +17,7 @@ from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
 from chat.selectors import message_as_event_data
 from config.db import row_or_none
 from config.errors import AppError, NotFound
+from config.text import reply_language
 from delegation.models import Run
 from delegation.selectors import session_active_run
 from delegation.services import run_create, run_enqueue
@@ -42,11 +43,13 @@ def turn_start(
     text: str,
     flags: dict[str, bool] | None = None,
     origin: str = MessageOrigin.TYPED,
+    language: str = "",
 ) -> SentMessage:
     """Store the user's message and start the entry agent on it; a repeated id changes nothing.
 
     `flags`: `force_strict` / `force_guide` (routing overrides) and `debug` (a staff user's
     socket gets the `routing.decided` event). `origin`: "scheduled" for a scheduled prompt.
+    `language`: the page's language; the reply is in the message's own language, else that.
     """
     if origin not in MessageOrigin.values:
         raise ValueError(f"unknown message origin {origin!r}")
@@ -61,6 +64,7 @@ def turn_start(
                 text=text,
                 flags=request,
                 origin=origin,
+                language=language,
             )
         except IntegrityError:
             if attempt:  # a concurrent duplicate won the race twice: something else is wrong
@@ -98,6 +102,7 @@ def _start(
     text: str,
     flags: dict[str, bool],
     origin: str,
+    language: str,
 ) -> SentMessage:
     existing = existing_message(user=user, session_id=session_id, message_id=message_id)
     if existing is not None:
@@ -119,7 +124,13 @@ def _start(
         id=message_id, session=session, role=MessageRole.USER, content=text, origin=origin
     )
     run = turn_begin(
-        session=session, agent=agent, user=user, message=message, flags=flags, fresh=fresh
+        session=session,
+        agent=agent,
+        user=user,
+        message=message,
+        flags=flags,
+        fresh=fresh,
+        language=language,
     )
     if not session.title:  # a session created empty is named after its first message
         session.title = title_from(text)
@@ -159,10 +170,12 @@ def turn_begin(
     announce: bool = True,
     since: ChatMessage | None = None,
     fresh: bool = False,
+    language: str = "",
 ) -> Run:
     """The root run answering `message` with the history of its branch before it (or before
     `since`, the message it replaces), announced with `message.created`, queued after commit.
-    `fresh`: the session was created for this message (it has no history to read)."""
+    `fresh`: the session was created for this message (it has no history to read); `language`:
+    the page's, for a message whose words do not tell (see reply_language)."""
     history = [] if fresh else branch_history(session=session, before=since or message)
     run = run_create(
         agent=agent,
@@ -172,6 +185,7 @@ def turn_begin(
         transcript=[*history, {"role": "user", "content": message.content}],
         user_message=message,
         routing_request=flags,
+        language=reply_language(message.content, language),
     )
     if announce:
         emit(

@@ -8,35 +8,72 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from reminders.dates import describe_window
+from reminders.dates import day_short, day_short_time, describe_window, weekday_time
 from reminders.models import Channel, Reminder, ReminderStatus, Task
-from reminders.outcome import Outcome, conflict, error, success
-from reminders.remind_time import remind_at_for
+from reminders.outcome import Outcome, conflict, error, sentences, success
+from reminders.remind_time import remind_at_for, rule_name
 from reminders.selectors import reminder_as_data
-from reminders.weather import Forecast, weather_advice
+from reminders.weather import Forecast, advice_list, condition_name, weather_advice
+
+# Why a reminder that is no longer pending cannot be cancelled, by its status.
+_NOT_CANCELLABLE = {
+    ReminderStatus.SENT: gettext_lazy("That reminder is already sent; it cannot be cancelled."),
+    ReminderStatus.FAILED: gettext_lazy("That reminder is already failed; it cannot be cancelled."),
+}
 
 
 def reminder_content(*, task: Task, forecast: Forecast | None = None) -> str:
-    """The reminder text: a headline with the task and its time, then notes and weather."""
+    """The reminder text in the active language: a headline with the task and its time, then
+    notes and weather."""
     when = describe_window(start=task.start_time, end=task.end_time, segment=task.segment)
-    lines = [f"Reminder: {task.title} — {task.due_date:%A %d %B}, {when}."]
+    lines = [
+        _("Reminder: %(title)s — %(day)s, %(when)s.")
+        % {"title": task.title, "day": day_short(task.due_date), "when": when}
+    ]
     if task.notes:
-        lines.append(f"Notes: {task.notes}")
+        lines.append(_notes_line(task.notes))
     if forecast is not None:
         lines.append(_weather_line(forecast))
     return "\n".join(lines)
 
 
+def _notes_line(notes: str) -> str:
+    return _("Notes: %(notes)s") % {"notes": notes}
+
+
 def _weather_line(forecast: Forecast) -> str:
-    summary = (
-        f"Weather in {forecast.city}: {forecast.condition}, "
-        f"{forecast.temp_min:.0f}–{forecast.temp_max:.0f}°C"
-    )
-    if forecast.precipitation_probability is not None:
-        summary += f", {forecast.precipitation_probability}% chance of precipitation"
-    advice = weather_advice(forecast)
-    return f"{summary} — {'; '.join(advice)}." if advice else f"{summary}."
+    values = {
+        "city": forecast.city,
+        "condition": condition_name(forecast.condition),
+        "low": f"{forecast.temp_min:.0f}",
+        "high": f"{forecast.temp_max:.0f}",
+        "chance": forecast.precipitation_probability,
+        "advice": advice_list(weather_advice(forecast)),
+    }
+    rain = forecast.precipitation_probability is not None
+    if rain and values["advice"]:
+        return (
+            _(
+                "Weather in %(city)s: %(condition)s, %(low)s–%(high)s°C, %(chance)s%% chance of "
+                "precipitation — %(advice)s."
+            )
+            % values
+        )
+    if rain:
+        return (
+            _(
+                "Weather in %(city)s: %(condition)s, %(low)s–%(high)s°C, %(chance)s%% chance of "
+                "precipitation."
+            )
+            % values
+        )
+    if values["advice"]:
+        return _("Weather in %(city)s: %(condition)s, %(low)s–%(high)s°C — %(advice)s.") % values
+    return _("Weather in %(city)s: %(condition)s, %(low)s–%(high)s°C.") % values
 
 
 def reminder_schedule(
@@ -53,15 +90,15 @@ def reminder_schedule(
     existing = Reminder.objects.filter(task=task, status=ReminderStatus.PENDING).first()
     if existing is not None:
         return conflict(
-            f"“{task.title}” already has a reminder at "
-            f"{existing.remind_at.astimezone(zone):%A %H:%M}; cancel it first to set another.",
+            _("“%(title)s” already has a reminder at %(at)s; cancel it first to set another.")
+            % {"title": task.title, "at": weekday_time(existing.remind_at.astimezone(zone))},
             reminder=reminder_as_data(existing, zone),
         )
     decision = remind_at_for(
         day=task.due_date, start=task.start_time, segment=task.segment, zone=zone, now=now
     )
     if decision.at is None:
-        return error(f"No reminder set: {decision.refusal}")
+        return error(_("No reminder set: %(reason)s") % {"reason": decision.refusal})
     reminder = Reminder.objects.create(
         user=user,
         task=task,
@@ -69,12 +106,19 @@ def reminder_schedule(
         due_at=decision.at,
         content=reminder_content(task=task, forecast=forecast),
         channel=channel,
+        language=translation.get_language() or "",
     )
-    note = ""
+    message = _("Reminder set for %(at)s (%(rule)s, %(zone)s).") % {
+        "at": day_short_time(decision.at),
+        "rule": rule_name(decision.rule),
+        "zone": str(zone),
+    }
     if channel == Channel.EMAIL and not (settings.REMINDER_EMAIL_FROM and user.email):
-        note = " Email is not set up for this user, so it will come in chat only."
+        message = sentences(
+            message, _("Email is not set up for this user, so it will come in chat only.")
+        )
     return success(
-        f"Reminder set for {decision.at:%A %d %B %H:%M} ({decision.rule}, {zone}).{note}",
+        message,
         reminder=reminder_as_data(reminder, zone),
         rule=decision.rule,
         weather=forecast.as_data() if forecast else None,
@@ -86,16 +130,16 @@ def reminder_cancel(*, user: Any, reminder_id: int, zone: ZoneInfo) -> Outcome:
     send: if a dispatcher holds the row it waits, then sees `sent` and changes nothing."""
     if _cancel(Reminder.objects.filter(pk=reminder_id, user=user)):
         reminder = Reminder.objects.get(pk=reminder_id)
-        return success("Reminder cancelled.", reminder=reminder_as_data(reminder, zone))
+        return success(_("Reminder cancelled."), reminder=reminder_as_data(reminder, zone))
     reminder = Reminder.objects.filter(pk=reminder_id, user=user).first()
     if reminder is None:
-        return error(f"You have no reminder #{reminder_id}.")
+        return error(_("You have no reminder #%(id)s.") % {"id": reminder_id})
     if reminder.status == ReminderStatus.CANCELLED:
         return success(
-            "That reminder was already cancelled.", reminder=reminder_as_data(reminder, zone)
+            _("That reminder was already cancelled."), reminder=reminder_as_data(reminder, zone)
         )
     return error(
-        f"That reminder is already {reminder.status}; it cannot be cancelled.",
+        str(_NOT_CANCELLABLE.get(reminder.status, _NOT_CANCELLABLE[ReminderStatus.SENT])),
         reminder=reminder_as_data(reminder, zone),
     )
 
@@ -128,23 +172,26 @@ def reminders_follow_task(*, task: Task, zone: ZoneInfo, now: datetime) -> str:
         if decision.at is None:
             cancelled += _cancel(Reminder.objects.filter(pk=reminder.pk))
             continue
-        _, _, rest = reminder.content.partition("\n")
+        # Rewritten in the language the reminder was written in, so its lines stay in one.
+        with translation.override(reminder.language or None):
+            content = _moved_content(reminder.content, task)
         Reminder.objects.filter(pk=reminder.pk, status=ReminderStatus.PENDING).update(
-            remind_at=decision.at,
-            due_at=decision.at,
-            content="\n".join([reminder_content(task=task), *_kept_lines(rest)]),
+            remind_at=decision.at, due_at=decision.at, content=content
         )
         moved += 1
     if moved:
-        return f" Its reminder moved to {decision.at:%A %d %B %H:%M}."
+        return _("Its reminder moved to %(at)s.") % {"at": day_short_time(decision.at)}
     if cancelled:
-        return f" Its reminder was cancelled: {decision.refusal}"
+        return _("Its reminder was cancelled: %(reason)s") % {"reason": decision.refusal}
     return ""
 
 
-def _kept_lines(rest: str) -> list[str]:
-    """Lines after the headline other than old notes (the new notes come from the task)."""
-    return [line for line in rest.split("\n") if line and not line.startswith("Notes: ")]
+def _moved_content(content: str, task: Task) -> str:
+    """A new headline and notes (from the task), with the other lines (weather) kept."""
+    _headline, _newline, rest = content.partition("\n")
+    old_notes = _notes_line("")
+    kept = [line for line in rest.split("\n") if line and not line.startswith(old_notes)]
+    return "\n".join([reminder_content(task=task), *kept])
 
 
 def reminders_send_now(*, reminder_ids: list[int], now: datetime) -> int:

@@ -9,10 +9,21 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext, pgettext
 
-from reminders.dates import SEGMENTS, Window, describe_window, local_datetime, task_window
+from reminders.dates import (
+    SEGMENTS,
+    Window,
+    day_long,
+    day_short,
+    describe_window,
+    local_datetime,
+    segment_name,
+    task_window,
+)
 from reminders.models import Priority, Task, TaskStatus
-from reminders.outcome import Outcome, conflict, error, need_confirmation, success
+from reminders.outcome import Outcome, conflict, error, need_confirmation, sentences, success
 from reminders.selectors import task_as_data
 from reminders.services.reminders import reminders_cancel_for_task, reminders_follow_task
 from reminders.similarity import dice
@@ -62,9 +73,10 @@ def task_create(
         priority=fields.priority,
         notes=fields.notes,
     )
+    when = describe_window(start=task.start_time, end=task.end_time, segment=task.segment)
     return success(
-        f"Created “{task.title}” on {task.due_date:%A %d %B %Y}, "
-        f"{describe_window(start=task.start_time, end=task.end_time, segment=task.segment)}.",
+        _("Created “%(title)s” on %(day)s, %(when)s.")
+        % {"title": task.title, "day": day_long(task.due_date), "when": when},
         task=task_as_data(task),
     )
 
@@ -100,10 +112,9 @@ def task_update(
     )
     task.start_time, task.end_time, task.segment = fields.start, fields.end, fields.segment
     task.save()
-    note = ""
-    if moved:
-        note = reminders_follow_task(task=task, zone=zone, now=now)
-    return success(f"Updated “{task.title}”.{note}", task=task_as_data(task))
+    message = _("Updated “%(title)s”.") % {"title": task.title}
+    note = reminders_follow_task(task=task, zone=zone, now=now) if moved else ""
+    return success(sentences(message, note), task=task_as_data(task))
 
 
 @transaction.atomic
@@ -112,8 +123,8 @@ def task_finish(*, task: Task, now: datetime) -> Outcome:
     task.status, task.completed_at = TaskStatus.DONE, now
     task.save(update_fields=["status", "completed_at", "updated_at"])
     cancelled = reminders_cancel_for_task(task=task)
-    extra = f" Cancelled {cancelled} pending reminder(s)." if cancelled else ""
-    return success(f"Marked “{task.title}” done.{extra}", task=task_as_data(task))
+    message = _("Marked “%(title)s” done.") % {"title": task.title}
+    return success(_with_cancelled(message, cancelled), task=task_as_data(task))
 
 
 @transaction.atomic
@@ -122,8 +133,18 @@ def task_remove(*, task: Task) -> Outcome:
     cancelled = reminders_cancel_for_task(task=task)
     data = task_as_data(task)
     task.delete()
-    extra = f" Cancelled {cancelled} pending reminder(s)." if cancelled else ""
-    return success(f"Removed “{data['title']}”.{extra}", task=data)
+    message = _("Removed “%(title)s”.") % {"title": data["title"]}
+    return success(_with_cancelled(message, cancelled), task=data)
+
+
+def _with_cancelled(message: str, cancelled: int) -> str:
+    """The message, and how many pending reminders went with the task."""
+    if not cancelled:
+        return message
+    extra = ngettext(
+        "Cancelled %(count)s pending reminder.", "Cancelled %(count)s pending reminders.", cancelled
+    )
+    return sentences(message, extra % {"count": cancelled})
 
 
 def _fields_of(task: Task) -> TaskFields:
@@ -140,13 +161,15 @@ def _fields_of(task: Task) -> TaskFields:
 
 def _invalid(fields: TaskFields) -> str:
     if not fields.title:
-        return "The task needs a title."
+        return _("The task needs a title.")
     if fields.end is not None and fields.start is None:
-        return "An end time needs a start time."
+        return _("An end time needs a start time.")
     if fields.start is not None and fields.end is not None and fields.end <= fields.start:
-        return "The end time must be after the start time (tasks cannot cross midnight)."
+        return _("The end time must be after the start time (tasks cannot cross midnight).")
     if fields.segment and fields.segment not in SEGMENTS:
-        return f"Unknown part of the day {fields.segment!r}; use morning, afternoon or evening."
+        return _("Unknown part of the day %(segment)s; use morning, afternoon or evening.") % {
+            "segment": repr(fields.segment)
+        }
     return ""
 
 
@@ -163,7 +186,7 @@ def _check(
     reason = _past_reason(fields, zone, now) if past else ""
     if reason:
         return need_confirmation(
-            f"{reason} Ask the user; call again with confirm=true to save it anyway.",
+            sentences(reason, _("Ask the user; call again with confirm=true to save it anyway.")),
             reason="past",
         )
     window = _window(fields, zone)
@@ -179,14 +202,27 @@ def _check(
             overlaps.append(task_as_data(other))
     if not duplicates and not overlaps:
         return None
-    parts = [f"overlaps {_names(overlaps)}" if overlaps else ""]
-    parts.append(f"looks like {_names(duplicates)} already that day" if duplicates else "")
     return conflict(
-        f"Not saved: it {' and '.join(p for p in parts if p)}. Ask the user; call again with "
-        "confirm=true to save it anyway.",
+        sentences(
+            _clash_reason(overlaps, duplicates),
+            _("Ask the user; call again with confirm=true to save it anyway."),
+        ),
         overlaps=overlaps,
         duplicates=duplicates,
     )
+
+
+def _clash_reason(overlaps: list[dict[str, Any]], duplicates: list[dict[str, Any]]) -> str:
+    """Why a task was not saved, as one sentence."""
+    names = {"overlaps": _names(overlaps), "duplicates": _names(duplicates)}
+    if overlaps and duplicates:
+        return (
+            _("Not saved: it overlaps %(overlaps)s and looks like %(duplicates)s already that day.")
+            % names
+        )
+    if overlaps:
+        return _("Not saved: it overlaps %(overlaps)s.") % names
+    return _("Not saved: it looks like %(duplicates)s already that day.") % names
 
 
 def _clash(a: Window | None, b: Window | None) -> bool:
@@ -208,16 +244,21 @@ def _window(fields: TaskFields, zone: ZoneInfo) -> Window | None:
 def _past_reason(fields: TaskFields, zone: ZoneInfo, now: datetime) -> str:
     local_now = now.astimezone(zone)
     today = local_now.date()
+    values = {"now": f"{local_now:%H:%M}"}
     if fields.day < today:
-        return f"{fields.day:%A %d %B %Y} is in the past (today is {today:%A %d %B})."
+        values |= {"day": day_long(fields.day), "today": day_short(today)}
+        return _("%(day)s is in the past (today is %(today)s).") % values
     if fields.day > today:
         return ""
     if fields.start is not None and local_datetime(today, fields.start, zone) <= now:
-        return f"{fields.start:%H:%M} today has already passed (it is {local_now:%H:%M} now)."
+        values["time"] = f"{fields.start:%H:%M}"
+        return _("%(time)s today has already passed (it is %(now)s now).") % values
     if fields.segment and local_datetime(today, SEGMENTS[fields.segment][1], zone) <= now:
-        return f"This {fields.segment} is already over (it is {local_now:%H:%M} now)."
+        values["segment"] = segment_name(fields.segment)
+        return _("This %(segment)s is already over (it is %(now)s now).") % values
     return ""
 
 
 def _names(tasks: list[dict[str, Any]]) -> str:
-    return ", ".join(f"“{t['title']}” ({t['when']})" for t in tasks)
+    separator = pgettext("list of names separator", ", ")
+    return separator.join(_("“%(title)s” (%(when)s)") % task for task in tasks)

@@ -5,11 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from agents.registry import ToolContext, tool
+from reminders.dates import day_long
 from reminders.outcome import Outcome, error, success
 from reminders.selectors import day_free_slots, day_schedule, reminder_as_data, reminders_of
-from reminders.tools.common import DATE, TIME, planner_tool, read_date, read_time, user_clock
+from reminders.tools.common import (
+    DATE,
+    TIME,
+    list_separator,
+    planner_tool,
+    read_date,
+    read_time,
+    user_clock,
+)
 
 
 @tool(
@@ -29,11 +40,13 @@ def get_day_schedule(context: ToolContext, args: dict[str, Any]) -> Outcome:
         for r in reminders_of(user=context.user)
         if r.remind_at.astimezone(when.zone).date() == day
     ]
-    label = f"{day:%A %d %B %Y}"
     if not items:
-        message = f"Nothing planned on {label}."
+        message = _("Nothing planned on %(day)s.") % {"day": day_long(day)}
     else:
-        message = f"{label}: " + "; ".join(f"{i['when']} {i['title']}" for i in items) + "."
+        listed = list_separator().join(
+            pgettext("a task in a day's schedule", "%(when)s %(title)s") % item for item in items
+        )
+        message = _("%(day)s: %(tasks)s.") % {"day": day_long(day), "tasks": listed}
     return success(
         message, date=day.isoformat(), timezone=str(when.zone), items=items, reminders=reminders
     )
@@ -62,9 +75,9 @@ def find_free_slots(context: ToolContext, args: dict[str, Any]) -> Outcome:
     first = read_time(args.get("day_start") or settings.REMINDER_DAY_START)
     last = read_time(args.get("day_end") or settings.REMINDER_DAY_END)
     if last <= first:
-        return error("day_end must be after day_start.")
+        return error(_("day_end must be after day_start."))
     if day < when.today:
-        return error(f"{day:%A %d %B %Y} is in the past.")
+        return error(_("%(day)s is in the past.") % {"day": day_long(day)})
     minutes = args.get("min_minutes", 30)
     slots = day_free_slots(
         user=context.user,
@@ -75,7 +88,7 @@ def find_free_slots(context: ToolContext, args: dict[str, Any]) -> Outcome:
         min_minutes=minutes,
         task_minutes=settings.REMINDER_TASK_MINUTES,
     )
-    window = f"between {first:%H:%M} and {last:%H:%M} on {day:%A %d %B %Y}"
+    values = {"start": f"{first:%H:%M}", "end": f"{last:%H:%M}", "day": day_long(day)}
     data = [
         {
             "start": f"{a.astimezone(when.zone):%H:%M}",
@@ -86,13 +99,16 @@ def find_free_slots(context: ToolContext, args: dict[str, Any]) -> Outcome:
     ]
     if not data and day == when.today and when.now.astimezone(when.zone).time() >= last:
         return success(
-            f"The hours until {last:%H:%M} today are over.", date=day.isoformat(), slots=[]
+            _("The hours until %(end)s today are over.") % values, date=day.isoformat(), slots=[]
         )
     if not data:
-        return success(
-            f"No free time of {minutes} minutes or more {window}: the day is full.",
-            date=day.isoformat(),
-            slots=[],
+        message = _(
+            "No free time of %(minutes)s minutes or more between %(start)s and %(end)s on "
+            "%(day)s: the day is full."
         )
-    listed = ", ".join(f"{s['start']}–{s['end']}" for s in data)
-    return success(f"Free {window}: {listed}.", date=day.isoformat(), slots=data)
+        return success(message % {**values, "minutes": minutes}, date=day.isoformat(), slots=[])
+    values["slots"] = pgettext("list of names separator", ", ").join(
+        f"{s['start']}–{s['end']}" for s in data
+    )
+    message = _("Free between %(start)s and %(end)s on %(day)s: %(slots)s.") % values
+    return success(message, date=day.isoformat(), slots=data)

@@ -9,9 +9,12 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext, pgettext
+
 from agents.registry import ToolContext
 from reminders import clock
-from reminders.dates import date_readings
+from reminders.dates import date_readings, day_long, day_short, describe_window, weekday_iso
 from reminders.models import Task
 from reminders.outcome import Outcome, error, need_confirmation
 from reminders.selectors import task_as_data, task_lookup
@@ -90,10 +93,13 @@ def read_date(
     except ValueError as exc:
         raise BadArgument(str(exc)) from exc
     if strict and len(readings) > 1:
-        listed = " or ".join(f"{day:%A %d %B %Y}" for day in readings)
+        first, second = readings[:2]  # the rules give at most two readings
         raise Unclear(
-            f"“{value}” could be {listed}. Nothing was saved; ask the user which, then call "
-            "again with the date as YYYY-MM-DD.",
+            _(
+                "“%(value)s” could be %(first)s or %(second)s. Nothing was saved; ask the user "
+                "which, then call again with the date as YYYY-MM-DD."
+            )
+            % {"value": value, "first": day_long(first), "second": day_long(second)},
             reason="ambiguous_date",
             dates=[day.isoformat() for day in readings],
         )
@@ -148,8 +154,11 @@ def _settled(
     if len(fitting) == 1 and (after is not None or before is not None):
         return fitting[0]
     raise Unclear(
-        f"“{value}” could be {readings[0]:%H:%M} or {readings[1]:%H:%M}. Nothing was saved; "
-        "ask the user, then call again with the time as HH:MM (24-hour).",
+        _(
+            "“%(value)s” could be %(first)s or %(second)s. Nothing was saved; ask the user, then "
+            "call again with the time as HH:MM (24-hour)."
+        )
+        % {"value": value, "first": f"{readings[0]:%H:%M}", "second": f"{readings[1]:%H:%M}"},
         reason="ambiguous_time",
         times=[f"{at:%H:%M}" for at in readings],
     )
@@ -164,8 +173,16 @@ def read_day(args: dict[str, Any], when: UserClock, default: str | None = "today
     day = read_date(args["date"], when, strict=True)
     if implied is not None and implied != day:
         raise BadArgument(
-            f"The date “{args['date']}” ({day:%A %d %B}) and the start “{args['start']}” "
-            f"({implied:%A %d %B}) name different days; give one date."
+            _(
+                "The date “%(date)s” (%(day)s) and the start “%(start)s” (%(start_day)s) name "
+                "different days; give one date."
+            )
+            % {
+                "date": args["date"],
+                "day": day_short(day),
+                "start": args["start"],
+                "start_day": day_short(implied),
+            }
         )
     return day
 
@@ -185,35 +202,56 @@ def find_task(context: ToolContext, args: dict[str, Any]) -> Task | Outcome:
     tasks of that title too, and none at all is an error."""
     task_id, title = args.get("task_id"), (args.get("title") or "").strip()
     if task_id is None and not title:
-        raise BadArgument("Give the task's task_id or words of its title.")
+        raise BadArgument(_("Give the task's task_id or words of its title."))
     found = task_lookup(user=context.user, task_id=task_id, title=title)
     if len(found.exact) == 1:
         return found.exact[0]
     if task_id is not None:
-        return error(f"You have no pending task #{task_id}.", candidates=[])
+        return error(_("You have no pending task #%(id)s.") % {"id": task_id}, candidates=[])
     if found.exact:
+        count = len(found.exact)
         return need_confirmation(
-            f"{len(found.exact)} pending tasks are titled “{title}”: {_listed(found.exact)}. "
-            "Nothing was changed; ask which one, then call again with its task_id.",
+            ngettext(
+                "%(count)s pending task is titled “%(title)s”: %(tasks)s. Nothing was changed; "
+                "ask which one, then call again with its task_id.",
+                "%(count)s pending tasks are titled “%(title)s”: %(tasks)s. Nothing was changed; "
+                "ask which one, then call again with its task_id.",
+                count,
+            )
+            % {"count": count, "title": title, "tasks": _listed(found.exact)},
             reason="several_matches",
             candidates=[task_as_data(task) for task in found.exact[:10]],
         )
     if found.similar:
         return need_confirmation(
-            f"No pending task is titled “{title}”. Similar: {_listed(found.similar)}. Nothing "
-            "was changed; ask the user whether they mean one of these, then call again with its "
-            "task_id.",
+            _(
+                "No pending task is titled “%(title)s”. Similar: %(tasks)s. Nothing was changed; "
+                "ask the user whether they mean one of these, then call again with its task_id."
+            )
+            % {"title": title, "tasks": _listed(found.similar)},
             reason="no_exact_match",
             candidates=[task_as_data(task) for task in found.similar],
         )
-    return error(f"No pending task matches “{title}”.", candidates=[])
+    return error(_("No pending task matches “%(title)s”.") % {"title": title}, candidates=[])
 
 
 def _listed(tasks: list[Task]) -> str:
-    return "; ".join(
-        f"#{data['id']} “{data['title']}” ({data['weekday']} {data['date']}, {data['when']})"
-        for data in map(task_as_data, tasks[:10])
+    """Tasks as the user would recognise them: id, title, day and time."""
+    return list_separator().join(
+        _("#%(id)s “%(title)s” (%(day)s, %(when)s)")
+        % {
+            "id": task.pk,
+            "title": task.title,
+            "day": weekday_iso(task.due_date),
+            "when": describe_window(start=task.start_time, end=task.end_time, segment=task.segment),
+        }
+        for task in tasks[:10]
     )
+
+
+def list_separator() -> str:
+    """What stands between listed items ("a; b") in the active language."""
+    return pgettext("list separator", "; ")
 
 
 def planner_tool(handler: Callable[[ToolContext, dict[str, Any]], Outcome]) -> Callable:

@@ -6,10 +6,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
+
 from agents.registry import ToolContext, tool
 from reminders import weather
+from reminders.dates import day_short_time
 from reminders.models import Channel, Reminder, ReminderStatus, Task
-from reminders.outcome import Outcome, error, need_confirmation, success
+from reminders.outcome import Outcome, error, need_confirmation, sentences, success
 from reminders.selectors import reminder_as_data, reminders_of, task_lookup
 from reminders.services.reminders import reminder_cancel, reminder_schedule
 from reminders.tools.common import (
@@ -17,12 +21,21 @@ from reminders.tools.common import (
     BadArgument,
     UserClock,
     find_task,
+    list_separator,
     planner_tool,
     user_clock,
 )
 from reminders.tools.weather import FORECAST_DAYS
 
 LIST_LIMIT = 50
+# "No … reminders." by the status asked for.
+_NONE_OF = {
+    "all": gettext_lazy("No reminders."),
+    ReminderStatus.PENDING: gettext_lazy("No pending reminders."),
+    ReminderStatus.SENT: gettext_lazy("No sent reminders."),
+    ReminderStatus.CANCELLED: gettext_lazy("No cancelled reminders."),
+    ReminderStatus.FAILED: gettext_lazy("No failed reminders."),
+}
 
 
 @tool(
@@ -55,10 +68,11 @@ def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
             forecast = _forecast(args["city"], found, when)
         except weather.WeatherError as exc:
             if exc.code == "unknown_city":
-                return error(f"{exc} Check the city, or leave it out.", reason=exc.code)
-            note = f" (No weather advice: {exc})"
+                message = _("%(problem)s Check the city, or leave it out.") % {"problem": exc}
+                return error(message, reason=exc.code)
+            note = _("(No weather advice: %(problem)s)") % {"problem": exc}
         if forecast is None and not note:
-            note = " (No weather advice: the day is beyond the forecast range.)"
+            note = _("(No weather advice: the day is beyond the forecast range.)")
     outcome = reminder_schedule(
         user=context.user,
         task=found,
@@ -68,7 +82,7 @@ def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
         channel=Channel.EMAIL if args.get("by_email") else Channel.CHAT,
     )
     if note and outcome.status == "success":
-        return success(outcome.message + note, **outcome.data)
+        return success(sentences(outcome.message, note), **outcome.data)
     return outcome
 
 
@@ -97,8 +111,9 @@ def list_reminders(context: ToolContext, args: dict[str, Any]) -> Outcome:
     reminders = reminders_of(user=context.user, status=None if status == "all" else status)
     found = [reminder_as_data(r, zone) for r in reminders[:LIST_LIMIT]]
     if not found:
-        return success(f"No {'' if status == 'all' else status + ' '}reminders.", reminders=[])
-    return success(f"{len(found)} reminder(s).", reminders=found)
+        return success(str(_NONE_OF.get(status, _NONE_OF["all"])), reminders=[])
+    message = ngettext("%(count)s reminder.", "%(count)s reminders.", len(found))
+    return success(message % {"count": len(found)}, reminders=found)
 
 
 @tool(
@@ -123,7 +138,7 @@ def cancel_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
     if reminder_id is None:
         title = (args.get("title") or "").strip()
         if not title:
-            raise BadArgument("Give the reminder_id or words of its task's title.")
+            raise BadArgument(_("Give the reminder_id or words of its task's title."))
         found = _reminder_by_title(context.user, title, zone)
         if isinstance(found, Outcome):
             return found
@@ -140,28 +155,38 @@ def _reminder_by_title(user: Any, title: str, zone: Any) -> int | Outcome:
         return exact[0].pk
     if exact:
         return need_confirmation(
-            f"{len(exact)} pending reminders are for “{title}”: {_listed(exact, zone)}. Nothing "
-            "was cancelled; ask which one, then call again with its reminder_id.",
+            ngettext(
+                "%(count)s pending reminder is for “%(title)s”: %(reminders)s. Nothing was "
+                "cancelled; ask which one, then call again with its reminder_id.",
+                "%(count)s pending reminders are for “%(title)s”: %(reminders)s. Nothing was "
+                "cancelled; ask which one, then call again with its reminder_id.",
+                len(exact),
+            )
+            % {"count": len(exact), "title": title, "reminders": _listed(exact, zone)},
             reason="several_matches",
             candidates=[_candidate(r, zone) for r in exact[:10]],
         )
     if tasks.exact:
-        return error(f"“{title}” has no pending reminder.")
+        return error(_("“%(title)s” has no pending reminder.") % {"title": title})
     similar = list(reminders_of(user=user).filter(task__in=tasks.similar).select_related("task"))
     if similar:
         return need_confirmation(
-            f"No pending task is titled “{title}”. Reminders of similar tasks: "
-            f"{_listed(similar, zone)}. Nothing was cancelled; ask the user whether they mean "
-            "one of these, then call again with its reminder_id.",
+            _(
+                "No pending task is titled “%(title)s”. Reminders of similar tasks: "
+                "%(reminders)s. Nothing was cancelled; ask the user whether they mean one of "
+                "these, then call again with its reminder_id."
+            )
+            % {"title": title, "reminders": _listed(similar, zone)},
             reason="no_exact_match",
             candidates=[_candidate(r, zone) for r in similar[:10]],
         )
-    return error(f"No pending reminder for a task titled “{title}”.")
+    return error(_("No pending reminder for a task titled “%(title)s”.") % {"title": title})
 
 
 def _listed(reminders: list[Reminder], zone: Any) -> str:
-    return "; ".join(
-        f"#{r.pk} for “{r.task.title}” at {r.remind_at.astimezone(zone):%A %d %B %H:%M}"
+    return list_separator().join(
+        _("#%(id)s for “%(title)s” at %(at)s")
+        % {"id": r.pk, "title": r.task.title, "at": day_short_time(r.remind_at.astimezone(zone))}
         for r in reminders[:10]
     )
 

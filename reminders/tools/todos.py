@@ -6,9 +6,13 @@ from dataclasses import replace
 from datetime import date, datetime, time
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from agents.registry import ToolContext, tool
+from reminders.dates import day_long
 from reminders.models import Task
-from reminders.outcome import Outcome, error, success
+from reminders.outcome import Outcome, error, sentences, success
 from reminders.selectors import task_as_data, tasks_of
 from reminders.services.todos import (
     TaskFields,
@@ -110,7 +114,7 @@ def query_tasks(context: ToolContext, args: dict[str, Any]) -> Outcome:
     if args.get("to"):
         last = read_date(args["to"], when)
     if first and last and last < first:
-        raise BadArgument("'to' is before 'from'.")
+        raise BadArgument(_("'to' is before 'from'."))
     status = args.get("status", "pending")
     tasks = tasks_of(
         user=context.user,
@@ -121,18 +125,47 @@ def query_tasks(context: ToolContext, args: dict[str, Any]) -> Outcome:
     )
     total = tasks.count()
     found = [task_as_data(task) for task in tasks[:QUERY_LIMIT]]
-    days = _days(first, last)  # said back, so a date read another way than meant shows
-    if not found:
-        return success(f"No tasks match{days}.", tasks=[], total=0)
-    more = f" (showing the first {QUERY_LIMIT})" if total > QUERY_LIMIT else ""
-    return success(f"{total} task(s) found{days}{more}.", tasks=found, total=total)
+    # The days are said back, so a date read another way than meant shows.
+    message = _found_message(total, first, last)
+    if total > QUERY_LIMIT:
+        message = sentences(message, _("Showing the first %(limit)s.") % {"limit": QUERY_LIMIT})
+    return success(message, tasks=found, total=total)
 
 
-def _days(first: date | None, last: date | None) -> str:
+def _found_message(total: int, first: date | None, last: date | None) -> str:
+    """How many tasks were found, and on which days, as one sentence."""
+    days = {"count": total, "first": first and day_long(first), "last": last and day_long(last)}
+    if not total:
+        if first is not None and first == last:
+            return _("No tasks match on %(first)s.") % days
+        if first and last:
+            return _("No tasks match from %(first)s to %(last)s.") % days
+        if first:
+            return _("No tasks match from %(first)s.") % days
+        if last:
+            return _("No tasks match to %(last)s.") % days
+        return _("No tasks match.")
     if first is not None and first == last:
-        return f" on {first:%A %d %B %Y}"
-    since = f" from {first:%A %d %B %Y}" if first else ""
-    return since + (f" to {last:%A %d %B %Y}" if last else "")
+        text = ngettext(
+            "%(count)s task found on %(first)s.", "%(count)s tasks found on %(first)s.", total
+        )
+    elif first and last:
+        text = ngettext(
+            "%(count)s task found from %(first)s to %(last)s.",
+            "%(count)s tasks found from %(first)s to %(last)s.",
+            total,
+        )
+    elif first:
+        text = ngettext(
+            "%(count)s task found from %(first)s.", "%(count)s tasks found from %(first)s.", total
+        )
+    elif last:
+        text = ngettext(
+            "%(count)s task found to %(last)s.", "%(count)s tasks found to %(last)s.", total
+        )
+    else:
+        text = ngettext("%(count)s task found.", "%(count)s tasks found.", total)
+    return text % days
 
 
 @tool(
@@ -167,8 +200,10 @@ def modify_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
     fields = _changed(found, args, when)
     if fields is None:
         return error(
-            "Nothing to change: give new_title, date, start, end, segment, any_time, "
-            "priority or notes."
+            _(
+                "Nothing to change: give new_title, date, start, end, segment, any_time, "
+                "priority or notes."
+            )
         )
     return task_update(
         task=found, fields=fields, zone=when.zone, now=when.now, confirm=bool(args.get("confirm"))

@@ -6,10 +6,12 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from agents.registry import ToolContext, tool
 from reminders import weather
-from reminders.outcome import Outcome, error, success
+from reminders.dates import day_long, day_short
+from reminders.outcome import Outcome, error, sentences, success
 from reminders.tools.common import DATE, planner_tool, read_date, user_clock
 
 FORECAST_DAYS = 16  # how far ahead forecasts reach (Open-Meteo's limit), today included
@@ -35,25 +37,40 @@ def get_weather(context: ToolContext, args: dict[str, Any]) -> Outcome:
     day = read_date(args.get("date"), when)
     city = (args.get("city") or settings.WEATHER_DEFAULT_CITY).strip()
     if not city:
-        return error("Which city? Ask the user where it happens.")
+        return error(_("Which city? Ask the user where it happens."))
     if not when.today <= day < when.today + timedelta(days=FORECAST_DAYS):
         return error(
-            f"Forecasts cover today to {FORECAST_DAYS - 1} days ahead; "
-            f"{day:%A %d %B %Y} is outside that."
+            _("Forecasts cover today to %(days)s days ahead; %(day)s is outside that.")
+            % {"days": FORECAST_DAYS - 1, "day": day_long(day)}
         )
     try:
         forecast = weather.weather_provider().forecast(city, day)
     except weather.WeatherError as exc:
         return error(str(exc), reason=exc.code)
-    advice = weather.weather_advice(forecast)
-    message = (
-        f"{forecast.city} on {day:%A %d %B}: {forecast.condition}, "
-        f"{forecast.temp_min:.0f}–{forecast.temp_max:.0f}°C"
-        + (
-            f", {forecast.precipitation_probability}% chance of precipitation"
-            if forecast.precipitation_probability is not None
-            else ""
+    return success(forecast_message(forecast), forecast=forecast.as_data())
+
+
+def forecast_message(forecast: weather.Forecast) -> str:
+    """One day's forecast as a sentence in the active language, with advice when it is bad."""
+    values = {
+        "city": forecast.city,
+        "day": day_short(forecast.date),
+        "condition": weather.condition_name(forecast.condition),
+        "low": f"{forecast.temp_min:.0f}",
+        "high": f"{forecast.temp_max:.0f}",
+        "chance": forecast.precipitation_probability,
+    }
+    if forecast.precipitation_probability is not None:
+        message = (
+            _(
+                "%(city)s on %(day)s: %(condition)s, %(low)s–%(high)s°C, %(chance)s%% chance "
+                "of precipitation."
+            )
+            % values
         )
-        + (f". Advice: {'; '.join(advice)}." if advice else ".")
-    )
-    return success(message, forecast=forecast.as_data())
+    else:
+        message = _("%(city)s on %(day)s: %(condition)s, %(low)s–%(high)s°C.") % values
+    advice = weather.weather_advice(forecast)
+    if not advice:
+        return message
+    return sentences(message, _("Advice: %(advice)s.") % {"advice": weather.advice_list(advice)})

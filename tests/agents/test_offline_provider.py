@@ -256,7 +256,10 @@ def _planner_request(text: str) -> ModelRequest:
 def test_an_errand_at_a_time_starts_with_the_task_expert(text):
     call = _call(_planner_request(text))
     assert call is not None and call[0] == "delegate" and call[1]["target"] == "tasks"
-    assert call[1]["reason"].startswith("an errand: step 1 of 3")
+    assert call[1]["reason"] in (  # said in the language of the words
+        "An errand, step 1 of 3 (task, weather, reminder), for Task expert.",
+        "外出事务，第 1/3 步（任务、天气、提醒），交给 Task expert。",
+    ), call[1]["reason"]
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ browser, and suggestions that still work with the offline model in every languag
 
 from __future__ import annotations
 
+import ast
 import gettext
 import re
 import uuid
@@ -43,6 +44,8 @@ def read_po(path: Path) -> list[dict]:
         for line in block.splitlines():
             if line.startswith("#,") and "fuzzy" in line:
                 entry["fuzzy"] = True
+            elif line.startswith("msgctxt "):
+                entry["context"] = _unquote(line[8:])
             elif line.startswith("msgid "):
                 entry["msgid"] = _unquote(line[6:])
             elif line.startswith("msgid_plural "):
@@ -73,10 +76,18 @@ def test_no_string_is_left_untranslated_and_the_compiled_catalogue_is_current(lo
     with mo.open("rb") as handle:
         compiled = gettext.GNUTranslations(handle)
     for entry in entries:  # the committed .mo says what the .po says (compilemessages was run)
-        if "plural" in entry:
-            assert compiled.ngettext(entry["msgid"], entry["plural"], 2) == entry["msgstr"][0]
+        context = entry.get("context")
+        if "plural" in entry and context:
+            said = compiled.npgettext(context, entry["msgid"], entry["plural"], 2)
+        elif "plural" in entry:
+            said = compiled.ngettext(entry["msgid"], entry["plural"], 2)
         else:
-            assert compiled.gettext(entry["msgid"]) == entry["msgstr"][0]
+            said = (
+                compiled.pgettext(context, entry["msgid"])
+                if context
+                else compiled.gettext(entry["msgid"])
+            )
+        assert said == entry["msgstr"][0]
 
 
 def test_every_string_of_the_page_is_in_the_catalogues():
@@ -141,3 +152,53 @@ def test_every_suggestion_reaches_its_expert_with_the_offline_model(user, settin
         else:
             called = [m.get("name") for m in root.transcript if m.get("role") == "tool"]
             assert root.status == "succeeded" and root.answer, (language, text, called)
+
+
+GETTEXT_FUNCTIONS = {
+    "_",
+    "gettext",
+    "gettext_lazy",
+    "gettext_noop",
+    "ngettext",
+    "ngettext_lazy",
+    "pgettext",
+    "pgettext_lazy",
+    "npgettext",
+}
+CODE_DIRS = ("agents", "chat", "config", "delegation", "reminders")
+
+
+def _code_msgids(path: Path) -> set[str]:
+    """Every literal a module hands to a gettext function, as catalogue keys ("ctx\\x04id")."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id not in GETTEXT_FUNCTIONS or not node.args:
+            continue
+        literals = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        if not literals or not all(isinstance(v, str) for v in literals):
+            continue
+        if node.func.id.startswith(("pgettext", "npgettext")) and len(literals) >= 2:
+            found.add(f"{literals[0]}\x04{literals[1]}")
+        else:
+            found.add(literals[0])
+    return found
+
+
+def test_every_translatable_string_of_the_code_is_in_the_catalogues():
+    """Tool messages, the offline model, failure notes, reminder texts: a string wrapped in
+    gettext without `make messages` (or left untranslated) fails here."""
+    wanted: dict[str, str] = {}
+    for folder in CODE_DIRS:
+        for path in (ROOT / folder).rglob("*.py"):
+            if "migrations" not in path.parts:
+                wanted |= dict.fromkeys(_code_msgids(path), str(path.relative_to(ROOT)))
+    assert len(wanted) > 100
+    for locale in LOCALES:
+        known = {
+            (f"{e['context']}\x04{e['msgid']}" if e.get("context") else e["msgid"])
+            for e in catalogue(locale, "django")
+        }
+        missing = {text: where for text, where in wanted.items() if text not in known}
+        assert missing == {}, locale

@@ -132,5 +132,5 @@ async def test_a_user_who_may_not_read_the_knowledge_gets_no_passage(user, team)
     team.script("finance", tool_call("kb_search", {"query": "營收"}), text("不知道。"))
     events = await turn_events(user, "營收?")
     result = [e for e in events if e["type"] == "tool.result"][0]["data"]["result"]
-    assert result["passages"] == [] and "may not read" in result["message"]
+    assert result["passages"] == [] and "無權讀取" in result["message"]  # in the words' language
     assert completed(events, "finance")["data"]["citations"] == []

@@ -63,3 +63,36 @@ def test_traditional_from_the_browser_then_simplified_by_choice(
     page.wait_for_selector("#status[data-state=connected]")
     assert page.inner_text("#new-chat") == "New chat" and page.inner_text("#status") == "connected"
     assert page.console_errors == []
+
+
+@pytest.fixture
+def alice_and_the_demo_team(db):
+    """The demo agents (entry agent, task, weather and reminder experts …), before the browser."""
+    from agents.demo import seed_demo_agents
+
+    make_user("alice")
+    seed_demo_agents()
+
+
+def test_a_chinese_errand_is_answered_in_chinese_through_every_expert(
+    alice_and_the_demo_team, asgi_server, browser_page
+):
+    """Tool messages, dates and the offline model in the words' language, on an English page."""
+    page = browser_page
+    page.goto(asgi_server + "/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#status[data-state=connected]")
+    assert page.get_attribute("html", "lang") == "en"
+    page.fill("#text", "周末早上去机场接人")
+    page.press("#text", "Enter")
+    page.wait_for_selector("#transcript > .msg.agent[data-status=completed]", timeout=30_000)
+    answer = page.inner_text("#transcript > .msg.agent .body")
+    assert answer.startswith("[离线模型]"), answer
+    assert "已创建" in answer, answer
+    assert "星期六" in answer and "已设置提醒" in answer, answer
+    for english in ("Created", "Reminder set", "Saturday", "says:"):
+        assert english not in answer, (english, answer)
+    screenshots(page, "i18n-errand-zh-hans")
+    assert page.console_errors == []

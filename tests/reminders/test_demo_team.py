@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from datetime import time as dt_time
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.utils import translation
+from django.utils.translation import gettext
 
 from agents.demo import PLANNER_TEAM
 from agents.models import Agent
 from delegation.models import FINAL_STATUSES, Run
 from delegation.turns import turn_start
+from reminders.dates import day_long, day_short_time
 from reminders.models import Reminder, Task
 from reminders.offline_rules import PLANNER_RULES
+from reminders.remind_time import rule_name
 from tests.reminders.conftest import TAIPEI
 
 OWN_TOOLS = {
@@ -29,6 +33,14 @@ OWN_TOOLS = {
 
 def seed() -> None:
     call_command("seed_demo", stdout=StringIO())
+
+
+def said(language: str, message: str, **values: object) -> str:
+    """A tool message as it reads in `language` (values given as callables are formatted in
+    it too): a run answers in the language of the user's words."""
+    with translation.override(language):
+        filled = {k: v() if callable(v) else v for k, v in values.items()}
+        return gettext(message) % filled
 
 
 @pytest.mark.django_db
@@ -163,10 +175,17 @@ def test_the_offline_team_saves_an_afternoon_time_in_24_hours(taipei_user, clock
     settings.DEFAULT_MODEL_PROVIDER = "offline"
     seed()
     added = turn(taipei_user, "添加任务：明天下午3点开会")
-    assert "Created “开会” on Thursday 12 June 2025, 15:00." in added.answer
+    created = said(
+        "zh-hans",
+        "Created “%(title)s” on %(day)s, %(when)s.",
+        title="开会",
+        day=lambda: day_long(date(2025, 6, 12)),
+        when="15:00",
+    )
+    assert created in added.answer and "星期四" in added.answer  # in the user's language
     assert Task.objects.get().start_time == dt_time(15)
     asked = turn(taipei_user, "添加任务：后天3点开会")  # 03:00 or 15:00: asked, not guessed
-    assert "could be 03:00 or 15:00" in asked.answer and Task.objects.count() == 1
+    assert "03:00" in asked.answer and "15:00" in asked.answer and Task.objects.count() == 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -179,15 +198,20 @@ def test_the_offline_team_reads_a_task_written_in_traditional_chinese(taipei_use
 
 
 @pytest.mark.parametrize(
-    ("words", "title"),
+    ("words", "title", "language", "friday"),
     [
-        ("周末早上去机场接人", "去机场接人"),
-        ("Pick up Anna at the airport on Saturday morning", "Pick up Anna at the airport"),
+        ("周末早上去机场接人", "去机场接人", "zh-hans", "星期五"),
+        (
+            "Pick up Anna at the airport on Saturday morning",
+            "Pick up Anna at the airport",
+            "en",
+            "Friday",
+        ),
     ],
 )
 @pytest.mark.django_db(transaction=True)
 def test_the_offline_entry_agent_plans_an_errand_across_three_experts(
-    taipei_user, clock, settings, words, title
+    taipei_user, clock, settings, words, title, language, friday
 ):
     settings.DEFAULT_MODEL_PROVIDER = "offline"
     seed()
@@ -199,10 +223,20 @@ def test_the_offline_entry_agent_plans_an_errand_across_three_experts(
     assert experts[0].finished_at <= experts[1].created_at <= experts[2].created_at
     task = Task.objects.get()
     assert (task.title, task.due_date.isoformat(), task.segment) == (title, "2025-06-14", "morning")
-    assert Reminder.objects.get().remind_at == datetime(2025, 6, 13, 20, tzinfo=TAIPEI)
-    # The answer reports every step, in the user's words for the plan.
-    assert "Created" in root.answer and "Reminder set for Friday 13 June 20:00" in root.answer
-    assert "Which city?" in root.answer  # the weather needs a place; the model does not invent one
+    reminder = Reminder.objects.get()
+    assert reminder.remind_at == datetime(2025, 6, 13, 20, tzinfo=TAIPEI)
+    assert reminder.language == language  # a late notice will be written in it too
+    # The answer reports every step, in the user's language.
+    reminder_set = said(
+        language,
+        "Reminder set for %(at)s (%(rule)s, %(zone)s).",
+        at=lambda: day_short_time(datetime(2025, 6, 13, 20, tzinfo=TAIPEI)),
+        rule=lambda: rule_name("20:00 the day before"),
+        zone="Asia/Taipei",
+    )
+    assert title in root.answer and reminder_set in root.answer and friday in root.answer
+    # The weather needs a place; the model does not invent one.
+    assert said(language, "Which city? Ask the user where it happens.") in root.answer
 
 
 @pytest.mark.django_db(transaction=True)

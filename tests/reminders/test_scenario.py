@@ -11,11 +11,14 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import translation
+from django.utils.translation import gettext
 
 from chat.models import ChatMessage
 from delegation.models import FINAL_STATUSES, Run
 from delegation.turns import turn_start
 from reminders.models import Reminder, Task
+from reminders.weather import condition_name
 from tests.factories import make_agent
 from tests.fake_openai import Team, delegate, text, tool_call, tool_calls
 from tests.reminders.conftest import user_in
@@ -32,12 +35,14 @@ PLANNER_TOOLS = {
 SCRIPTS = {
     "zh": {
         "message": "周末早上去机场接人",
+        "language": "zh-hans",  # the run's, from the user's words
         "task": {"title": "去机场接人", "date": "周末", "segment": "morning"},
         "weather": {"city": "上海", "date": "周六"},
         "reminder": {"title": "去機場接人", "city": "上海"},  # the same title, Traditional
     },
     "en": {
         "message": "pick someone up at the airport Saturday morning",
+        "language": "en",
         "task": {
             "title": "Pick someone up at the airport",
             "date": "saturday",
@@ -113,7 +118,10 @@ def test_airport_pickup_creates_the_task_asks_the_weather_and_reminds_friday_eve
     assert reminder.task == task
     assert reminder.remind_at.astimezone(SHANGHAI) == datetime(2025, 6, 13, 20, 0, tzinfo=SHANGHAI)
     assert reminder.remind_at.astimezone(SHANGHAI).strftime("%A %H:%M") == "Friday 20:00"
-    assert "rain" in reminder.content and "bring an umbrella" in reminder.content
+    with translation.override(script["language"]):  # the reminder reads in the user's language
+        rain, umbrella = condition_name("rain"), gettext("rain expected: bring an umbrella")
+    assert rain in reminder.content and umbrella in reminder.content
+    assert reminder.language == script["language"]
     (scheduled,) = tool_results(team.requests["reminders"][1])
     assert scheduled["result"]["data"]["rule"] == "20:00 the day before"
     shown = ChatMessage.objects.filter(role="tool", tool__name="schedule_reminder").get()
