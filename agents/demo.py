@@ -100,7 +100,7 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "display_name": "Task expert",
         "description": "Adds, finds, changes, finishes and removes the user's tasks (to-dos "
         "with a date, a time or a part of the day).",
-        "tags": ["task", "tasks", "todo", "to-do", "任务", "待办", "完成"],
+        "tags": ["task", "tasks", "todo", "to-do", "finish", "任务", "待办", "完成"],
         "system_prompt": (
             "You manage the user's tasks with your tools. Pass dates as YYYY-MM-DD or words "
             "(today, tomorrow, saturday, 周末) and times as HH:MM; the tools read them in the "

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.registry import offline_rule_set
-from reminders.dates import SEGMENT_WORDS
+from reminders.dates import SEGMENT_WORDS, SEGMENTS
 from reminders.time_words import TIME_WORDS
 from reminders.weather import OFFLINE_ALIASES, OFFLINE_CITIES
 
@@ -167,8 +167,16 @@ def day_schedule_args(text: str) -> Args:
 
 
 def free_slots_args(text: str) -> Args:
-    """Read the day to search free time in, e.g. "when am I free on friday", "周五什么时候有空"."""
-    return {"date": _when(text).get("date", "today")} if _FREE.search(text) else None
+    """Read the day (and part of it) to search free time in, e.g. "when am I free on friday",
+    "周五什么时候有空", "明天下午有空吗" (the afternoon only)."""
+    if not _FREE.search(text):
+        return None
+    when = _when(text)
+    args = {"date": when.get("date", "today")}
+    if when.get("segment") in SEGMENTS:
+        first, last = SEGMENTS[when["segment"]]
+        args |= {"day_start": f"{first:%H:%M}", "day_end": f"{last:%H:%M}"}
+    return args
 
 
 def weather_args(text: str) -> Args:

@@ -365,7 +365,7 @@ def _describe_knowledge(name: str, body: dict[str, Any]) -> str | None:
         others = pgettext("list separator", ", ").join(
             _("“%(title)s” [%(ref)s]") % {"title": d["title"], "ref": d["ref"]} for d in rest
         )
-        return line + " " + _("Others: %(documents)s.") % {"documents": others}
+        return _sentences([line, _("Others: %(documents)s.") % {"documents": others}])
     parts = [
         _("From “%(where)s”: %(quote)s [%(ref)s]")
         % {

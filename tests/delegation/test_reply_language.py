@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 import uuid
+from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.test import Client
 
 from agents.demo import seed_demo_agents
@@ -121,3 +124,39 @@ def _scope(cookie: str = "", accept: str = "") -> dict:
 )
 def test_a_socket_reads_the_page_language_as_the_page_does(scope, expected):
     assert page_language(scope) == expected
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("text", "experts", "label", "said"),
+    [
+        ("周末早上去机场接人", {"tasks", "weather", "reminders"}, "[离线模型]", "已设置提醒"),
+        (
+            "Pick up Anna at the airport on Saturday morning",
+            {"tasks", "weather", "reminders"},
+            "[offline model]",
+            "Reminder set for Friday",
+        ),
+        ("明天下午有空吗", {"calendar"}, "[离线模型]", "13:00 到 18:00"),  # the afternoon only
+        ("Am I free tomorrow afternoon?", {"calendar"}, "[offline model]", "between 13:00 and"),
+        ("完成写周报", {"tasks"}, "[离线模型]", "写周报"),
+        ("Finish writing the weekly report", {"tasks"}, "[offline model]", "weekly report"),
+        ("財務部最新的檔案是什麼", {"finance"}, "[離線模型]", "最新的文件是「"),
+        ("What is the newest finance document?", {"finance"}, "[offline model]", "newest document"),
+        ("给我讲个笑话", set(), "[离线模型]", "离线模型，只会按简单的规则"),
+        ("Tell me a joke", set(), "[offline model]", "only follow simple rules"),
+    ],
+)
+def test_the_readmes_examples_work_offline_in_both_languages(settings, text, experts, label, said):
+    """The README's promise: with no model key, each example reaches its experts and is
+    answered in its own language (a joke: the offline model says honestly what it can do)."""
+    settings.TASKS_RUN_SYNC = True
+    settings.DEFAULT_MODEL_PROVIDER = "offline"
+    settings.DEBUG = True  # --users refuses otherwise
+    call_command("seed_demo", "--users", stdout=StringIO())
+    demo = get_user_model().objects.get(username="demo")
+    sent = turn_start(user=demo, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=text)
+    root = Run.objects.get(pk=sent.run.id)
+    assert root.status == RunStatus.SUCCEEDED
+    assert set(root.children.values_list("agent__name", flat=True)) == experts
+    assert root.answer.startswith(label) and said in root.answer, root.answer
