@@ -265,7 +265,9 @@ def delegation_complete(*, child: Run) -> None:
                 **result,
                 "delegation": {**message.tool.get("delegation", {}), "status": status},
             }
-            message.status = MessageStatus.COMPLETED
+            # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
+            stopped = parent.status == RunStatus.CANCELLED
+            message.status = MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED
             message.save(update_fields=["tool", "status", "updated_at"])
         emit(
             envelope(

@@ -10,6 +10,7 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import Group
 
 from agents.models import Agent
+from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation.models import Run, RunStatus
 from delegation.sweeper import runs_sweep
 from tests.chat.helpers import connect, send_frame
@@ -291,6 +292,13 @@ async def test_stopping_a_turn_cancels_every_run_in_the_tree(user, team):
     assert cancelled == {"boss", "slow", "slower"}
     await asyncio.sleep(1.6)
     assert all(r.status == RunStatus.CANCELLED for r in await runs())
+    # The stopped callers' calls stay cancelled (a reload marks the turn stopped by them).
+    calls = await database_sync_to_async(
+        lambda: sorted(
+            ChatMessage.objects.filter(role=MessageRole.TOOL).values_list("status", flat=True)
+        )
+    )()
+    assert calls == [MessageStatus.CANCELLED, MessageStatus.CANCELLED]
     leftovers = []
     while not await ws.receive_nothing(timeout=0.2):
         leftovers.append(await ws.receive_json_from())

@@ -183,6 +183,7 @@ def test_stop_cancels_the_whole_tree(demo_team, start_asgi_server, browser_page)
     page.reload()
     page.wait_for_selector(".msg.delegation[data-status=cancelled]")
     assert page.evaluate(TREE) == live
+    assert page.inner_text("#transcript > .msg.turn-stopped") == "Stopped."  # kept, as saved
     assert page.inner_text(f"{finance} .duration").endswith("s")  # from the saved times
     assert not page.is_visible("#stop")
     assert page.console_errors == []
