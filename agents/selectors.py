@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from agents.models import Agent, AgentRevision
 from config.errors import AppError
@@ -33,11 +34,11 @@ def agent_entry_for(*, user: Any) -> Agent:
     """The entry agent, if enabled and usable by this user; else an AppError saying why."""
     agent = Agent.objects.filter(is_entry=True, enabled=True).first()
     if agent is None:
-        raise AppError(
-            "no_entry_agent", "No entry agent is configured. An admin must mark one in admin."
-        )
+        message = _("No entry agent is configured. An admin must mark one in admin.")
+        raise AppError("no_entry_agent", message)
     if not agent_usable_by(agent=agent, user=user):
-        raise AppError("agent_forbidden", f"You may not use {agent.display_name}.", status=403)
+        message = _("You may not use %(agent)s.") % {"agent": agent.display_name}
+        raise AppError("agent_forbidden", message, status=403)
     return agent
 
 

@@ -14,6 +14,7 @@ from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import translation
+from django.utils.translation import gettext as _
 from redis.exceptions import RedisError
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -47,7 +48,8 @@ def _uuid(frame: dict[str, Any], key: str) -> uuid.UUID:
             return uuid.UUID(value)
         except ValueError:
             pass
-    raise AppError("invalid", f"'{key}' must be a UUID string.", details={key: "not a UUID"})
+    message = _("'%(field)s' must be a UUID string.") % {"field": key}
+    raise AppError("invalid", message, details={key: "not a UUID"})
 
 
 def page_language(scope: dict[str, Any]) -> str:
@@ -82,21 +84,25 @@ class SendThrottle(SimpleRateThrottle):
 def _parse(text_data: str | None) -> dict[str, Any]:
     """One JSON object frame with a string `type`, or BadFrame."""
     if text_data is None:
-        raise BadFrame("bad_frame", "Send JSON text frames, not binary.")
+        raise BadFrame("bad_frame", _("Send JSON text frames, not binary."))
     if len(text_data.encode()) > settings.WS_MAX_FRAME_BYTES:
         raise BadFrame(
-            "frame_too_large", f"Frames are limited to {settings.WS_MAX_FRAME_BYTES} bytes."
+            "frame_too_large",
+            _("Frames are limited to %(limit)s bytes.") % {"limit": settings.WS_MAX_FRAME_BYTES},
         )
     try:
         frame = json.loads(text_data)
     except json.JSONDecodeError as exc:
-        raise BadFrame("bad_json", f"The frame is not valid JSON: {exc.msg}.") from None
+        # The parser's reason (exc.msg) is Python's and stays English.
+        message = _("The frame is not valid JSON: %(reason)s.") % {"reason": exc.msg}
+        raise BadFrame("bad_json", message) from None
     except RecursionError:
-        raise BadFrame("bad_json", "The frame is nested too deeply.") from None
+        raise BadFrame("bad_json", _("The frame is nested too deeply.")) from None
     if not isinstance(frame, dict):
-        raise BadFrame("bad_json", "The frame must be a JSON object.")
+        raise BadFrame("bad_json", _("The frame must be a JSON object."))
     if not isinstance(frame.get("type"), str):
-        raise BadFrame("bad_frame", "The frame needs a 'type' string.", details={"type": "string"})
+        message = _("The frame needs a 'type' string.")
+        raise BadFrame("bad_frame", message, details={"type": "string"})
     return frame
 
 
@@ -152,9 +158,16 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Parse one frame and dispatch it; any problem is answered with an `error` event."""
+        """Handle one frame in the page's language: its error messages (and whatever the
+        services it calls say) are in it. The activation is context-local and
+        database_sync_to_async copies the context, so it reaches the services' threads too."""
         if not hasattr(self, "user"):
             return  # an anonymous socket, already closing with 4401
+        with translation.override(self.language):
+            await self._receive(text_data)
+
+    async def _receive(self, text_data: str | None) -> None:
+        """Parse one frame and dispatch it; any problem is answered with an `error` event."""
         frame: dict[str, Any] = {}
         try:
             frame = _parse(text_data)
@@ -162,8 +175,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             if handler is None:
                 raise BadFrame(
                     "unknown_type",
-                    f"Unknown frame type {frame['type'][:64]!r}; expected one of "
-                    f"{', '.join(sorted(self.INBOUND))}.",
+                    _("Unknown frame type %(type)s; expected one of %(types)s.")
+                    % {"type": repr(frame["type"][:64]), "types": ", ".join(sorted(self.INBOUND))},
                 )
             if handler is ChatConsumer.handle_message_send:
                 await self._throttle_send()
@@ -178,7 +191,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         except Exception:
             logger.exception("chat frame failed")
             await self._send_error(
-                AppError("internal_error", "Something went wrong on our side."), frame
+                AppError("internal_error", _("Something went wrong on our side.")), frame
             )
 
     async def _throttle_send(self) -> None:
@@ -188,7 +201,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             wait = max(1, math.ceil(throttle.wait() or 1))
             raise AppError(
                 "throttled",
-                f"You are sending messages too fast; retry in {wait} s.",
+                _("You are sending messages too fast; retry in %(seconds)s s.") % {"seconds": wait},
                 details={"retry_after": wait},
                 status=429,
             )
@@ -198,7 +211,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         session_id, message_id = _uuid(frame, "session_id"), _uuid(frame, "message_id")
         text = frame.get("text")
         if not isinstance(text, str):
-            raise AppError("invalid", "'text' must be a string.", details={"text": "not a string"})
+            message = _("'%(field)s' must be a string.") % {"field": "text"}
+            raise AppError("invalid", message, details={"text": "not a string"})
         if isinstance(frame.get("timezone"), str) and frame["timezone"]:
             await database_sync_to_async(preference_set_timezone)(
                 user=self.user, timezone_name=frame["timezone"]
@@ -251,9 +265,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         item_id = _uuid(frame, "item_id")
         answer = frame.get("answer")
         if not isinstance(answer, str):
-            raise AppError(
-                "invalid", "'answer' must be a string.", details={"answer": "not a string"}
-            )
+            message = _("'%(field)s' must be a string.") % {"field": "answer"}
+            raise AppError("invalid", message, details={"answer": "not a string"})
 
         def decide() -> None:
             item = access_inbox_item(self.user, item_id)

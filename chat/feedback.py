@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from chat.models import ChatMessage, ChatSession, MessageFeedback, MessageRole
 from config.errors import AppError, NotFound
@@ -34,17 +35,19 @@ def feedback_set(
 ) -> MessageFeedback:
     """Record (or change) the user's rating of an answer; the note replaces the earlier one."""
     if rating not in (1, -1):
-        raise AppError("invalid", "Rate 1 (up) or -1 (down).", details={"rating": "1 or -1"})
+        raise AppError("invalid", _("Rate 1 (up) or -1 (down)."), details={"rating": "1 or -1"})
     note = note.strip()
     if "\x00" in note:
-        raise AppError("invalid", "The note contains a NUL character.", details={"note": "NUL"})
+        problem = _("The note contains a NUL character.")
+        raise AppError("invalid", problem, details={"note": "NUL"})
     if len(note) > NOTE_MAX_CHARS:
         raise AppError(
             "invalid",
-            f"The note is {len(note)} characters; the limit is {NOTE_MAX_CHARS}.",
+            _("The note is %(length)s characters; the limit is %(limit)s.")
+            % {"length": len(note), "limit": NOTE_MAX_CHARS},
             details={"note": f"at most {NOTE_MAX_CHARS} characters"},
         )
-    feedback, _ = MessageFeedback.objects.update_or_create(
+    feedback, _created = MessageFeedback.objects.update_or_create(
         message=message, user=user, defaults={"rating": rating, "note": note}
     )
     return feedback

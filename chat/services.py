@@ -6,6 +6,8 @@ import uuid
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.utils.translation import gettext as _
+
 from agents.selectors import agent_entry_for
 from chat.models import ChatMessage, ChatPreference, ChatSession
 from config.errors import AppError
@@ -72,8 +74,9 @@ def preference_set_timezone(*, user: Any, timezone_name: str) -> ChatPreference:
     try:
         ZoneInfo(timezone_name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise AppError("invalid_timezone", f"Unknown timezone {timezone_name!r}.") from exc
-    preference, _ = ChatPreference.objects.update_or_create(
+        message = _("Unknown timezone %(name)s.") % {"name": repr(timezone_name)}
+        raise AppError("invalid_timezone", message) from exc
+    preference, _created = ChatPreference.objects.update_or_create(
         user=user, defaults={"timezone": timezone_name}
     )
     return preference
@@ -87,7 +90,8 @@ def session_create(
     existing = ChatSession.objects.filter(pk=session_id).first()
     if existing is not None:
         if existing.user_id != user.pk:
-            raise AppError("session_id_conflict", "That session id is already in use.", status=409)
+            message = _("That session id is already in use.")
+            raise AppError("session_id_conflict", message, status=409)
         return existing
     agent = agent_entry_for(user=user)
     return ChatSession.objects.create(id=session_id, user=user, agent=agent, title=title[:200])

@@ -13,6 +13,9 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from rest_framework import exceptions
 
 from chat.consumers import LAYER_ERRORS
@@ -25,6 +28,8 @@ from delegation.selectors import access_run, run_tree, session_snapshot
 logger = logging.getLogger(__name__)
 
 ERROR_INTERRUPTED = "stream_interrupted"
+# DRF's sentence for a request without credentials (the catalogues translate it for REST too).
+NOT_AUTHENTICATED = gettext_noop("Authentication credentials were not provided.")
 T = TypeVar("T")
 
 
@@ -73,9 +78,11 @@ async def _stream(
     snapshot: dict[str, Any],
     keep: Callable[[dict[str, Any]], bool],
     last: Callable[[dict[str, Any]], bool],
+    language: str,
 ) -> AsyncIterator[str]:
     """Snapshot first (the persisted truth), then live events until `last` says stop; a failing
-    channel layer ends the stream with an `error` event (the client reconnects)."""
+    channel layer ends the stream with an `error` event (the client reconnects) in `language`,
+    the request's (the stream outlives the view that activated it)."""
     counter = 1
     try:
         yield "retry: 2000\n\n" + _sse(snapshot, counter)
@@ -97,7 +104,9 @@ async def _stream(
                     type(exc).__name__,
                     exc,
                 )
-                yield _sse(_interrupted(snapshot), counter + 1)
+                with translation.override(language):
+                    interrupted = _interrupted(snapshot)
+                yield _sse(interrupted, counter + 1)
                 return
             event = message.get("event") or {}
             if keep(event):
@@ -110,7 +119,7 @@ async def _stream(
 
 
 def _interrupted(snapshot: dict[str, Any]) -> dict[str, Any]:
-    error = AppError(ERROR_INTERRUPTED, "The live event stream broke; reconnect to resume.")
+    error = AppError(ERROR_INTERRUPTED, _("The live event stream broke; reconnect to resume."))
     return envelope(
         "error", session_id=snapshot["session_id"], run_id=snapshot["run_id"], data=error.as_dict()
     )
@@ -129,7 +138,7 @@ async def session_events(request: HttpRequest, session_id: uuid.UUID) -> HttpRes
     try:
         user = await _user(request)
         if user is None:
-            return _error(401, "not_authenticated", "Authentication credentials were not provided.")
+            return _error(401, "not_authenticated", _(NOT_AUTHENTICATED))
         session = await database_sync_to_async(access_session)(user, session_id)
     except exceptions.AuthenticationFailed as exc:
         return _error(401, "authentication_failed", str(exc.detail))
@@ -140,7 +149,8 @@ async def session_events(request: HttpRequest, session_id: uuid.UUID) -> HttpRes
     if snapshot is None:
         return _unavailable()
     event = envelope("session.snapshot", session_id=session.id, data=snapshot)
-    return _streaming(_stream(subscription, event, lambda e: True, lambda e: False))
+    body = _stream(subscription, event, lambda e: True, lambda e: False, translation.get_language())
+    return _streaming(body)
 
 
 async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
@@ -149,7 +159,7 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     try:
         user = await _user(request)
         if user is None:
-            return _error(401, "not_authenticated", "Authentication credentials were not provided.")
+            return _error(401, "not_authenticated", _(NOT_AUTHENTICATED))
         run = await database_sync_to_async(access_run)(user, run_id)
     except exceptions.AuthenticationFailed as exc:
         return _error(401, "authentication_failed", str(exc.detail))
@@ -181,7 +191,7 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         return event.get("type") == "run.completed" and event.get("run_id") == str(run.id)
 
     event = envelope("session.snapshot", session_id=run.session_id, run_id=run.id, data=snapshot)
-    return _streaming(_stream(subscription, event, keep, last))
+    return _streaming(_stream(subscription, event, keep, last, translation.get_language()))
 
 
 async def _join_then_load(subscription: _Subscription, load: Callable[[], T]) -> T | None:
@@ -200,4 +210,4 @@ async def _join_then_load(subscription: _Subscription, load: Callable[[], T]) ->
 
 
 def _unavailable() -> JsonResponse:
-    return _error(503, ERROR_INTERRUPTED, "Live events are unavailable; retry shortly.")
+    return _error(503, ERROR_INTERRUPTED, _("Live events are unavailable; retry shortly."))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, ngettext
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -97,11 +99,27 @@ ERROR_CODES: dict[str, str] = {
 }
 
 
+# The sentence of each `<what>_not_found` code (translated when raised, in the active language).
+NOT_FOUND_MESSAGES: dict[str, str] = {
+    "session": gettext_noop("No such session."),
+    "run": gettext_noop("No such run."),
+    "token": gettext_noop("No such token."),
+    "agent": gettext_noop("No such agent."),
+    "message": gettext_noop("No such message."),
+    "knowledge_base": gettext_noop("No such knowledge base."),
+    "document": gettext_noop("No such document."),
+    "inbox_item": gettext_noop("No such inbox item."),
+    "review": gettext_noop("No such review."),
+}
+
 logger = logging.getLogger(__name__)
 
 
 class AppError(Exception):
-    """An error a client should see: a stable code, a plain message, optional details."""
+    """An error a client should see: a stable code, a plain message, optional details.
+
+    The code is the API contract and stays English; the message is for people, so callers
+    pass it through gettext (it is in the language active when the error is raised)."""
 
     status = 400
 
@@ -131,7 +149,9 @@ class NotFound(AppError):
     status = 404
 
     def __init__(self, what: str) -> None:
-        super().__init__(f"{what}_not_found", f"No such {what.replace('_', ' ')}.")
+        if what not in NOT_FOUND_MESSAGES:
+            raise ValueError(f"no sentence for {what!r}: add it to NOT_FOUND_MESSAGES")
+        super().__init__(f"{what}_not_found", _(NOT_FOUND_MESSAGES[what]))
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -141,15 +161,31 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     response = drf_exception_handler(exc, context)
     if response is None:  # not an API exception: a bug; logged, answered in the same shape
         logger.exception("API request failed", exc_info=exc)
-        body = {"code": "internal_error", "message": "Something went wrong on our side."}
+        body = {"code": "internal_error", "message": _("Something went wrong on our side.")}
         return Response({"error": body}, status=500)
     if isinstance(exc, drf_exceptions.ValidationError):
-        body = {"code": "invalid", "message": "Some fields are invalid.", "details": response.data}
+        message = _("Some fields are invalid.")
+        body = {"code": "invalid", "message": message, "details": response.data}
     else:
         code = getattr(exc, "default_code", "")
         body = {
             "code": code if code in ERROR_CODES else "invalid",
-            "message": str(getattr(exc, "detail", "")),
+            "message": _throttled(exc) or str(getattr(exc, "detail", "")),
         }
     response.data = {"error": body}
     return response
+
+
+def _throttled(exc: Exception) -> str:
+    """DRF's throttling sentence, translated whole (DRF formats its second half before
+    translating it, so that half stays English); "" for any other error."""
+    if not isinstance(exc, drf_exceptions.Throttled):
+        return ""
+    wait = getattr(exc, "wait", None)  # DRF's whole seconds (None: no estimate)
+    if wait is None:
+        return _("Request was throttled.")
+    return ngettext(
+        "Request was throttled. Expected available in %(wait)s second.",
+        "Request was throttled. Expected available in %(wait)s seconds.",
+        wait,
+    ) % {"wait": wait}

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from channels.layers import channel_layers
 from django.core.cache import cache
+from django.utils import translation
 
 from config import enqueue as enqueue_module
 from config import periodic
@@ -29,6 +30,9 @@ def embedded_mode(request: pytest.FixtureRequest, settings) -> Iterator[None]:
         }
     channel_layers.backends.clear()  # a fresh layer per test: queues belong to one event loop
     cache.clear()  # API throttle counters must not leak from one test into the next
+    # LocaleMiddleware leaves the last request's language active in the thread: a test that
+    # calls services directly starts in the default language, as a fresh worker would.
+    translation.deactivate()
     yield
     enqueue_module.wait_for_in_process_tasks()
     channel_layers.backends.clear()

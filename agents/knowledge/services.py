@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agents.knowledge.chunking import ChunkDraft, chunk_blocks
 from agents.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
@@ -84,17 +85,17 @@ def upload_check(*, filename: str, size: int) -> str:
     if not file_type:
         raise AppError(
             "unsupported_file",
-            f"{filename!r} is not a supported type; upload one of: "
-            + ", ".join(f".{ext}" for ext in SUPPORTED),
+            _("%(file)s is not a supported type; upload one of: %(types)s")
+            % {"file": repr(filename), "types": ", ".join(f".{ext}" for ext in SUPPORTED)},
             status=415,
         )
     if not size:
-        raise AppError("empty_file", f"{filename!r} is empty.")
+        raise AppError("empty_file", _("%(file)s is empty.") % {"file": repr(filename)})
     if size > settings.KNOWLEDGE_MAX_FILE_BYTES:
         raise AppError(
             "file_too_large",
-            f"{filename!r} has {size} bytes; the limit is "
-            f"{settings.KNOWLEDGE_MAX_FILE_BYTES} (KNOWLEDGE_MAX_FILE_BYTES).",
+            _("%(file)s has %(size)s bytes; the limit is %(limit)s (KNOWLEDGE_MAX_FILE_BYTES).")
+            % {"file": repr(filename), "size": size, "limit": settings.KNOWLEDGE_MAX_FILE_BYTES},
             status=413,
         )
     return file_type
@@ -104,8 +105,11 @@ def _refuse_duplicate(kb: KnowledgeBase, content_hash: str) -> None:
     if twin := document_with_hash(kb=kb, content_hash=content_hash):
         raise AppError(
             "duplicate_document",
-            f"This file is already in {kb.name} as “{twin.title}” version {twin.version}; "
-            "no new version was made.",
+            _(
+                "This file is already in %(knowledge_base)s as “%(title)s” version "
+                "%(version)s; no new version was made."
+            )
+            % {"knowledge_base": kb.name, "title": twin.title, "version": twin.version},
             details={"document_id": twin.pk, "version": twin.version},
             status=409,
         )

@@ -11,6 +11,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext_lazy
 
 from agents.models import Agent
 from agents.services import PublishHeld, agent_data_from_snapshot, agent_save, agent_snapshot
@@ -29,6 +32,13 @@ from delegation.evals.services import eval_run_cancel, eval_run_start
 
 logger = logging.getLogger(__name__)
 OPEN = (DraftStatus.EVALUATING, DraftStatus.HELD)
+# A draft's status as "This draft is …" says it (in English, the status itself).
+STATUS_WORDS: dict[str, Promise] = {
+    DraftStatus.EVALUATING: pgettext_lazy("draft status", "evaluating"),
+    DraftStatus.HELD: pgettext_lazy("draft status", "held"),
+    DraftStatus.PUBLISHED: pgettext_lazy("draft status", "published"),
+    DraftStatus.DISCARDED: pgettext_lazy("draft status", "discarded"),
+}
 
 
 def suites_covering(*, agent: Agent) -> list[EvalSuite]:
@@ -79,8 +89,12 @@ def evals_publish_gate(*, agent: Agent, draft: dict[str, Any], user: Any, commen
     ]
     names = ", ".join(s.name for s in suites)
     raise PublishHeld(
-        f"Not published yet: saved as a draft while the eval suite(s) {names} run on it. It "
-        "is published if they pass; otherwise it waits for you to publish it anyway or fix it.",
+        _(
+            "Not published yet: saved as a draft while the eval suite(s) %(suites)s run on it. "
+            "It is published if they pass; otherwise it waits for you to publish it anyway or "
+            "fix it."
+        )
+        % {"suites": names},
         details={
             "draft_id": record.pk,
             "eval_runs": [str(r.pk) for r in runs],
@@ -169,13 +183,18 @@ def draft_publish(
     AppError if it is not open or the agent changed since it was drafted."""
     draft = AgentDraft.objects.select_for_update().get(pk=draft.pk)
     if draft.status not in OPEN:
-        raise AppError("invalid", f"This draft is {draft.status}; only an open draft is published.")
+        status = STATUS_WORDS.get(draft.status, draft.status)
+        message = _("This draft is %(status)s; only an open draft is published.")
+        raise AppError("invalid", message % {"status": status})
     agent = Agent.objects.select_for_update().get(pk=draft.agent_id)
     if agent.version != draft.base_version:
         raise AppError(
             "invalid",
-            f"{agent.name} changed since this draft was made (v{draft.base_version} → "
-            f"v{agent.version}): edit the draft again from the current version.",
+            _(
+                "%(agent)s changed since this draft was made (v%(base)s → v%(version)s): "
+                "edit the draft again from the current version."
+            )
+            % {"agent": agent.name, "base": draft.base_version, "version": agent.version},
         )
     rows = draft_summary(draft=draft)
     passed = bool(rows) and all(r["succeeded"] for r in rows)
@@ -212,7 +231,9 @@ def draft_discard(*, draft: AgentDraft, user: Any) -> None:
     """Drop an open draft (its runs are cancelled); the live agent stays as it is."""
     draft = AgentDraft.objects.select_for_update().get(pk=draft.pk)
     if draft.status not in OPEN:
-        raise AppError("invalid", f"This draft is {draft.status}; only an open draft is discarded.")
+        status = STATUS_WORDS.get(draft.status, draft.status)
+        message = _("This draft is %(status)s; only an open draft is discarded.")
+        raise AppError("invalid", message % {"status": status})
     for run in EvalRun.objects.filter(draft=draft):
         eval_run_cancel(run=run)
     draft.status, draft.note = DraftStatus.DISCARDED, "Discarded."

@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from config.errors import AppError
 from delegation.evals.checks import FAIL, UNAVAILABLE
 from delegation.evals.models import (
@@ -21,15 +23,15 @@ from delegation.evals.models import (
 )
 
 
-def _missing(what: str) -> AppError:
-    return AppError("not_found", f"No such {what}.", status=404)
+def _missing(message: str) -> AppError:
+    return AppError("not_found", message, status=404)
 
 
 def access_suite(suite_id: Any) -> EvalSuite:
     """The suite (callers are staff), or not_found."""
     suite = EvalSuite.objects.filter(pk=suite_id).select_related("agent").first()
     if suite is None:
-        raise _missing("eval suite")
+        raise _missing(_("No such eval suite."))
     return suite
 
 
@@ -37,7 +39,7 @@ def access_suite_by_name(name: str) -> EvalSuite:
     """The suite with this name, or not_found."""
     suite = EvalSuite.objects.filter(name=name).select_related("agent").first()
     if suite is None:
-        raise _missing("eval suite")
+        raise _missing(_("No such eval suite."))
     return suite
 
 
@@ -45,7 +47,7 @@ def access_case(case_id: Any) -> EvalCase:
     """The case, or not_found."""
     case = EvalCase.objects.filter(pk=case_id).select_related("suite").first()
     if case is None:
-        raise _missing("eval case")
+        raise _missing(_("No such eval case."))
     return case
 
 
@@ -53,7 +55,7 @@ def access_eval_run(run_id: Any) -> EvalRun:
     """The eval run, or not_found."""
     run = EvalRun.objects.filter(pk=run_id).select_related("suite", "draft").first()
     if run is None:
-        raise _missing("eval run")
+        raise _missing(_("No such eval run."))
     return run
 
 
@@ -61,7 +63,7 @@ def access_draft(draft_id: Any) -> AgentDraft:
     """The draft, or not_found."""
     draft = AgentDraft.objects.filter(pk=draft_id).select_related("agent").first()
     if draft is None:
-        raise _missing("draft")
+        raise _missing(_("No such draft."))
     return draft
 
 

@@ -11,6 +11,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agents.models import AgentRevision
 from config.enqueue import enqueue
@@ -175,7 +176,8 @@ def eval_run_start(
     it ("offline": the built-in model). `start=False` leaves it for the caller to drive."""
     cases = list(suite.cases.filter(enabled=True).prefetch_related("user_groups"))
     if not cases:
-        raise AppError("eval_suite_empty", f"The suite {suite.name} has no enabled case.")
+        message = _("The suite %(suite)s has no enabled case.") % {"suite": suite.name}
+        raise AppError("eval_suite_empty", message)
     overrides = dict(overrides or {})
     if revision is not None:
         overrides = {"agents": {revision.agent.name: revision_config(revision=revision)}}

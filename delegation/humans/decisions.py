@@ -12,6 +12,9 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext_lazy
 
 from agents.registry import get_tool
 from chat.models import ChatMessage, MessageStatus
@@ -33,6 +36,17 @@ from delegation.services import run_resume_if_ready
 
 BATCH = 200
 
+# An item's status as "This request was already …" says it (in English, the status itself).
+STATUS_WORDS: dict[str, Promise] = {
+    ItemStatus.PENDING: pgettext_lazy("request status", "pending"),
+    ItemStatus.ANSWERED: pgettext_lazy("request status", "answered"),
+    ItemStatus.APPROVED: pgettext_lazy("request status", "approved"),
+    ItemStatus.MODIFIED: pgettext_lazy("request status", "modified"),
+    ItemStatus.REJECTED: pgettext_lazy("request status", "rejected"),
+    ItemStatus.EXPIRED: pgettext_lazy("request status", "expired"),
+    ItemStatus.CANCELLED: pgettext_lazy("request status", "cancelled"),
+}
+
 
 def item_decide(
     *,
@@ -49,9 +63,9 @@ def item_decide(
     if not may_decide(user, item):
         raise AppError(
             "permission_denied",
-            "Only staff may decide this request."
+            _("Only staff may decide this request.")
             if item.audience == Audience.STAFF
-            else "Only the user asked may answer.",
+            else _("Only the user asked may answer."),
             status=403,
         )
     fields = _decision_fields(item, decision, answer, note, arguments)
@@ -63,9 +77,8 @@ def item_cancel(*, item: InboxItem, user: Any) -> InboxItem:
     """The end user stops waiting: the run goes on without an answer (a gated tool does not
     run). Only the user the run acts for may cancel."""
     if item.user_id != user.pk:
-        raise AppError(
-            "permission_denied", "Only the user the agent works for may cancel.", status=403
-        )
+        message = _("Only the user the agent works for may cancel.")
+        raise AppError("permission_denied", message, status=403)
     fields = {"status": ItemStatus.CANCELLED, "decided_by": user, "decided_at": timezone.now()}
     return _close(item, fields, actor=user, kind=ActivityKind.WAIT_CANCELLED)
 
@@ -142,14 +155,20 @@ def _close(item: InboxItem, fields: dict[str, Any], *, actor: Any, kind: str) ->
         inbox_notify(item, "inbox.item_decided")
         raise AppError(
             "already_decided",
-            "The agent no longer waits for this request (its turn ended).",
+            _("The agent no longer waits for this request (its turn ended)."),
             details={"status": item.status},
             status=409,
         )
-    by = f" by {item.decided_by.get_username()}" if item.decided_by_id else ""
+    status = STATUS_WORDS.get(item.status, item.status)
+    message = (
+        _("This request was already %(status)s by %(user)s.")
+        % {"status": status, "user": item.decided_by.get_username()}
+        if item.decided_by_id
+        else _("This request was already %(status)s.") % {"status": status}
+    )
     raise AppError(
         "already_decided",
-        f"This request was already {item.status}{by}.",
+        message,
         details={"status": item.status},
         status=409,
     )
@@ -160,26 +179,26 @@ def _decision_fields(
 ) -> dict[str, Any]:
     """The item's new fields for a decision; AppError `invalid` naming what does not fit."""
     if decision not in Decision.values:
-        raise _invalid("decision", "Decide approve, modify or reject.")
+        raise _invalid("decision", _("Decide approve, modify or reject."))
     answer, note = _text(answer, "answer"), _text(note, "note")
     if decision == Decision.REJECT:
         return {"status": ItemStatus.REJECTED, "note": note}
     if item.kind == ItemKind.QUESTION:
         if decision == Decision.MODIFY:
-            raise _invalid("decision", "A question is answered with approve and an answer.")
+            raise _invalid("decision", _("A question is answered with approve and an answer."))
         if not answer.strip():
-            raise _invalid("answer", "Give the answer to the question.")
+            raise _invalid("answer", _("Give the answer to the question."))
         if arguments is not None:
-            raise _invalid("arguments", "A question takes an answer, not arguments.")
+            raise _invalid("arguments", _("A question takes an answer, not arguments."))
         return {"status": ItemStatus.ANSWERED, "answer": answer.strip(), "note": note}
     if answer:
-        raise _invalid("answer", "A tool approval takes no answer; use note for a remark.")
+        raise _invalid("answer", _("A tool approval takes no answer; use note for a remark."))
     if decision == Decision.APPROVE:
         if arguments is not None:
-            raise _invalid("arguments", "To change the arguments, decide modify.")
+            raise _invalid("arguments", _("To change the arguments, decide modify."))
         return {"status": ItemStatus.APPROVED, "note": note, "final_arguments": item.arguments}
     if not isinstance(arguments, dict):
-        raise _invalid("arguments", "modify needs the tool's new arguments as an object.")
+        raise _invalid("arguments", _("modify needs the tool's new arguments as an object."))
     registered = get_tool(item.tool)
     if registered is not None:
         problems = sorted(registered.validator.iter_errors(arguments), key=lambda e: list(e.path))
@@ -187,7 +206,9 @@ def _decision_fields(
             text = "; ".join(
                 f"{'/'.join(map(str, p.path)) or '(arguments)'}: {p.message}" for p in problems[:5]
             )
-            raise _invalid("arguments", f"The arguments do not fit {item.tool}: {text}")
+            # The schema's reasons (jsonschema's sentences) stay English.
+            message = _("The arguments do not fit %(tool)s: %(problems)s")
+            raise _invalid("arguments", message % {"tool": item.tool, "problems": text})
     return {"status": ItemStatus.MODIFIED, "note": note, "final_arguments": arguments}
 
 
@@ -195,15 +216,17 @@ def _text(value: Any, field: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _invalid(field, "Must be a string.")
+        raise _invalid(field, _("Must be a string."))
     if "\x00" in value:
-        raise _invalid(field, "Contains a NUL character.")
+        raise _invalid(field, _("Contains a NUL character."))
     if len(value) > settings.HUMANS_ANSWER_MAX_CHARS:
-        raise _invalid(field, f"At most {settings.HUMANS_ANSWER_MAX_CHARS} characters.")
+        limit = settings.HUMANS_ANSWER_MAX_CHARS
+        raise _invalid(field, _("At most %(limit)s characters.") % {"limit": limit})
     return value
 
 
 def _invalid(field: str, message: str) -> AppError:
+    """AppError `invalid` naming the field; `message` is already translated."""
     return AppError("invalid", message, details={field: message})
 
 

@@ -10,6 +10,9 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext_lazy
 
 from chat.events import emit, envelope
 from chat.models import ChatSession, MessageRole, MessageStatus
@@ -28,6 +31,13 @@ QUALITY_TAG = {
     "display_name": "Quality check",
     "depth": 0,
     "path": [],
+}
+# A review's status as "This answer was already marked …" says it (English: the status itself).
+STATUS_WORDS: dict[str, Promise] = {
+    ReviewStatus.PENDING: pgettext_lazy("review status", "pending"),
+    ReviewStatus.CORRECT: pgettext_lazy("review status", "correct"),
+    ReviewStatus.WRONG: pgettext_lazy("review status", "wrong"),
+    ReviewStatus.FIXED: pgettext_lazy("review status", "fixed"),
 }
 REVIEWER_TAG = {
     "kind": "reviewer",
@@ -81,7 +91,7 @@ def _review_create(
     group = run.agent_config.get("human_group", "")
     for expert in Run.objects.filter(root_id=run.id, agent_config__name=flagged)[:1]:
         group = expert.agent_config.get("human_group", "") or group
-    review, _ = Review.objects.get_or_create(
+    review, _created = Review.objects.get_or_create(
         run=run,
         defaults={
             "session_id": run.session_id,
@@ -139,11 +149,11 @@ def review_decide(
     the user's chat from "Reviewer"); the first review wins, a later one is `already_decided`."""
     note, corrected = _text(note, "note"), _text(corrected_answer, "corrected_answer")
     if status not in (ReviewStatus.CORRECT, ReviewStatus.WRONG, ReviewStatus.FIXED):
-        raise _invalid("status", "Mark the answer correct, wrong or fixed.")
+        raise _invalid("status", _("Mark the answer correct, wrong or fixed."))
     if status == ReviewStatus.WRONG and not note.strip():
-        raise _invalid("note", "Say what is wrong.")
+        raise _invalid("note", _("Say what is wrong."))
     if status == ReviewStatus.FIXED and not corrected.strip():
-        raise _invalid("corrected_answer", "Give the corrected answer to send to the user.")
+        raise _invalid("corrected_answer", _("Give the corrected answer to send to the user."))
     followup = uuid.uuid5(review.id, "followup") if status == ReviewStatus.FIXED else None
     with transaction.atomic():
         updated = Review.objects.filter(pk=review.pk, status=ReviewStatus.PENDING).update(
@@ -158,7 +168,8 @@ def review_decide(
         if not updated:
             raise AppError(
                 "already_decided",
-                f"This answer was already marked {review.status}.",
+                _("This answer was already marked %(status)s.")
+                % {"status": STATUS_WORDS.get(review.status, review.status)},
                 details={"status": review.status},
                 status=409,
             )
@@ -182,13 +193,15 @@ def _text(value: Any, field: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _invalid(field, "Must be a string.")
+        raise _invalid(field, _("Must be a string."))
     if "\x00" in value:
-        raise _invalid(field, "Contains a NUL character.")
+        raise _invalid(field, _("Contains a NUL character."))
     if len(value) > settings.CHAT_MAX_MESSAGE_CHARS:
-        raise _invalid(field, f"At most {settings.CHAT_MAX_MESSAGE_CHARS} characters.")
+        limit = settings.CHAT_MAX_MESSAGE_CHARS
+        raise _invalid(field, _("At most %(limit)s characters.") % {"limit": limit})
     return value
 
 
 def _invalid(field: str, message: str) -> AppError:
+    """AppError `invalid` naming the field; `message` is already translated."""
     return AppError("invalid", message, details={field: message})

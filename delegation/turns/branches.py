@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from chat.models import ChatMessage, ChatSession, MessageRole
 from config.errors import AppError, NotFound
@@ -98,7 +99,8 @@ def _edit(
     existing = existing_message(user=user, session_id=session_id, message_id=new_message_id)
     if existing is not None:
         if existing.message.edited_from_id != message_id:
-            raise AppError("message_id_conflict", "That message id is already in use.", status=409)
+            conflict = _("That message id is already in use.")
+            raise AppError("message_id_conflict", conflict, status=409)
         return existing
     session, original = _own_user_message(user=user, session_id=session_id, message_id=message_id)
     ensure_no_turn_running(session)
@@ -138,7 +140,7 @@ def _own_user_message(
     if message.superseded_by is not None:
         raise AppError(
             "message_superseded",
-            "That message was replaced by a newer version; edit or retry the newer one.",
+            _("That message was replaced by a newer version; edit or retry the newer one."),
             status=409,
         )
     return session, message

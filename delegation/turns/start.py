@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from agents.models import Agent
 from agents.selectors import agent_entry_for, agent_usable_by
@@ -81,14 +82,15 @@ def clean_text(text: str) -> str:
     """The message text, trimmed; empty, NUL-carrying or too long text is refused."""
     text = text.strip()
     if not text:
-        raise AppError("empty_message", "The message is empty.")
+        raise AppError("empty_message", _("The message is empty."))
     if "\x00" in text:
-        raise AppError("invalid", "The message contains a NUL character.", details={"text": "NUL"})
+        message = _("The message contains a NUL character.")
+        raise AppError("invalid", message, details={"text": "NUL"})
     if len(text) > settings.CHAT_MAX_MESSAGE_CHARS:
         raise AppError(
             "message_too_long",
-            f"The message is {len(text)} characters; "
-            f"the limit is {settings.CHAT_MAX_MESSAGE_CHARS}.",
+            _("The message is %(length)s characters; the limit is %(limit)s.")
+            % {"length": len(text), "limit": settings.CHAT_MAX_MESSAGE_CHARS},
         )
     return text
 
@@ -146,7 +148,8 @@ def existing_message(
     if existing is None:
         return None
     if existing.session.user_id != user.pk or existing.session_id != session_id:
-        raise AppError("message_id_conflict", "That message id is already in use.", status=409)
+        message = _("That message id is already in use.")
+        raise AppError("message_id_conflict", message, status=409)
     run = Run.objects.filter(user_message=existing, parent__isnull=True).order_by("-created_at")
     return SentMessage(existing, run.first(), False)
 
@@ -156,7 +159,7 @@ def ensure_no_turn_running(session: ChatSession) -> None:
     if session_active_run(session=session) is not None:
         raise AppError(
             "turn_in_progress",
-            "The agent is still answering your previous message; wait or stop it.",
+            _("The agent is still answering your previous message; wait or stop it."),
         )
 
 

@@ -10,6 +10,7 @@ from datetime import date
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
+from django.utils.translation import gettext as _
 
 from agents.knowledge.models import Chunk
 from agents.knowledge.retrieval import dense
@@ -58,12 +59,15 @@ def validate_query(query: str) -> str:
     """The trimmed query, or an AppError when it is empty or over KNOWLEDGE_MAX_QUERY_CHARS."""
     query = (query or "").strip()
     if not query or not query_terms(query):
-        raise AppError("empty_query", "The search query is empty; say what to look for.")
+        raise AppError("empty_query", _("The search query is empty; say what to look for."))
     if len(query) > settings.KNOWLEDGE_MAX_QUERY_CHARS:
         raise AppError(
             "query_too_long",
-            f"The search query has {len(query)} characters; the limit is "
-            f"{settings.KNOWLEDGE_MAX_QUERY_CHARS}. Search with the key words only.",
+            _(
+                "The search query has %(length)s characters; the limit is %(limit)s. "
+                "Search with the key words only."
+            )
+            % {"length": len(query), "limit": settings.KNOWLEDGE_MAX_QUERY_CHARS},
         )
     return query
 
