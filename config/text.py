@@ -51,3 +51,16 @@ def reply_language(text: str, preferred: str = "") -> str:
     if _LATIN.search(text) or han:
         return "en"
     return preferred or settings.LANGUAGE_CODE
+
+
+# Chinese punctuation that ends a sentence: the next one follows without a space.
+_WIDE_STOPS = tuple("。！？；：）」』”")
+
+
+def sentences(*parts: str) -> str:
+    """Sentences (any may be empty) as one text: after an English stop a space, after a
+    Chinese one (。, ）) none, as each language writes it."""
+    text = ""
+    for part in filter(None, parts):
+        text += part if not text or text.endswith(_WIDE_STOPS) else f" {part}"
+    return text

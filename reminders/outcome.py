@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STATUSES = ("success", "conflict", "need_confirmation", "error")
-_WIDE_STOPS = "。！？；：）」』”"  # Chinese punctuation: the next sentence follows without a space
 
 
 @dataclass(frozen=True)
@@ -46,12 +45,3 @@ def need_confirmation(message: str, **data: Any) -> Outcome:
 def error(message: str, **data: Any) -> Outcome:
     """Not done, and why."""
     return Outcome("error", message, data)
-
-
-def sentences(*parts: str) -> str:
-    """Sentences (any may be empty) as one message: after an English stop a space, after a
-    Chinese one (。, ）) none, as each language writes it."""
-    text = ""
-    for part in filter(None, parts):
-        text += part if not text or text.endswith(tuple(_WIDE_STOPS)) else f" {part}"
-    return text

@@ -19,7 +19,7 @@ from django.utils.translation import gettext_noop, pgettext
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
 from agents.registry import offline_rules
 from agents.tools.offline_rules import ARITHMETIC
-from config.text import reply_language, simplified
+from config.text import reply_language, sentences, simplified
 
 OFFLINE_LABEL = "[offline model]"  # in English; offline_label() in the active language
 
@@ -317,18 +317,7 @@ def _summarize_tools(messages: list[dict[str, Any]]) -> str:
             body = {"ok": True, "result": message["content"]}
         results.insert(0, (names.get(message.get("tool_call_id", ""), "tool"), body))
     parts = [_describe_knowledge(name, body) or _describe(name, body) for name, body in results]
-    return f"{offline_label()} " + _sentences(parts)
-
-
-def _sentences(parts: list[str]) -> str:
-    """Sentences as one text: a space after an English stop, none after a Chinese one (。)."""
-    text = ""
-    for part in parts:
-        text += part if not text or text.endswith(_WIDE_STOPS) else f" {part}"
-    return text
-
-
-_WIDE_STOPS = ("。", "）", "」", "”", "？", "！")
+    return f"{offline_label()} " + sentences(*parts)
 
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -365,7 +354,7 @@ def _describe_knowledge(name: str, body: dict[str, Any]) -> str | None:
         others = pgettext("list separator", ", ").join(
             _("“%(title)s” [%(ref)s]") % {"title": d["title"], "ref": d["ref"]} for d in rest
         )
-        return _sentences([line, _("Others: %(documents)s.") % {"documents": others}])
+        return sentences(line, _("Others: %(documents)s.") % {"documents": others})
     parts = [
         _("From “%(where)s”: %(quote)s [%(ref)s]")
         % {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils.translation import gettext as _
 
 from chat.models import ChatMessage, ChatSession, MessageRole
@@ -17,6 +17,7 @@ from delegation.turns.start import (
     clean_text,
     ensure_no_turn_running,
     existing_message,
+    retried_on_conflict,
     routing_flags,
     session_agent,
     turn_begin,
@@ -67,22 +68,16 @@ def turn_edit(
     """Send an edited version of one of the user's messages as a new message (`new_message_id`,
     idempotent like `turn_start`); the original and everything after it become an older branch.
     `language`: the page's (see turn_start)."""
-    text = clean_text(text)
-    for attempt in range(2):
-        try:
-            return _edit(
-                user=user,
-                session_id=session_id,
-                message_id=message_id,
-                new_message_id=new_message_id,
-                text=text,
-                flags=routing_flags(flags),
-                language=language,
-            )
-        except IntegrityError:
-            if attempt:
-                raise
-    raise AssertionError("unreachable")
+    return retried_on_conflict(
+        _edit,
+        user=user,
+        session_id=session_id,
+        message_id=message_id,
+        new_message_id=new_message_id,
+        text=clean_text(text),
+        flags=routing_flags(flags),
+        language=language,
+    )
 
 
 @transaction.atomic

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,23 +55,25 @@ def turn_start(
     """
     if origin not in MessageOrigin.values:
         raise ValueError(f"unknown message origin {origin!r}")
-    text = clean_text(text)
-    request = routing_flags(flags)
-    for attempt in range(2):
-        try:
-            return _start(
-                user=user,
-                session_id=session_id,
-                message_id=message_id,
-                text=text,
-                flags=request,
-                origin=origin,
-                language=language,
-            )
-        except IntegrityError:
-            if attempt:  # a concurrent duplicate won the race twice: something else is wrong
-                raise
-    raise AssertionError("unreachable")
+    return retried_on_conflict(
+        _start,
+        user=user,
+        session_id=session_id,
+        message_id=message_id,
+        text=clean_text(text),
+        flags=routing_flags(flags),
+        origin=origin,
+        language=language,
+    )
+
+
+def retried_on_conflict(store: Callable[..., SentMessage], **fields: Any) -> SentMessage:
+    """`store(**fields)`, once more if a concurrent request with the same message id won the
+    insert (the second try finds that message and returns it); a second conflict is raised."""
+    try:
+        return store(**fields)
+    except IntegrityError:
+        return store(**fields)
 
 
 def routing_flags(flags: dict[str, bool] | None) -> dict[str, bool]:

@@ -12,9 +12,10 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from config.text import sentences
 from reminders.dates import day_short, day_short_time, describe_window, weekday_time
 from reminders.models import Channel, Reminder, ReminderStatus, Task
-from reminders.outcome import Outcome, conflict, error, sentences, success
+from reminders.outcome import Outcome, conflict, error, success
 from reminders.remind_time import remind_at_for, rule_name
 from reminders.selectors import reminder_as_data
 from reminders.weather import Forecast, advice_list, condition_name, weather_advice

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, pgettext
 
+from config.text import sentences
 from reminders.dates import (
     SEGMENTS,
     Window,
@@ -23,7 +24,7 @@ from reminders.dates import (
     task_window,
 )
 from reminders.models import Priority, Task, TaskStatus
-from reminders.outcome import Outcome, conflict, error, need_confirmation, sentences, success
+from reminders.outcome import Outcome, conflict, error, need_confirmation, success
 from reminders.selectors import task_as_data
 from reminders.services.reminders import reminders_cancel_for_task, reminders_follow_task
 from reminders.similarity import dice

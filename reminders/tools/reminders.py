@@ -10,10 +10,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from agents.registry import ToolContext, tool
+from config.text import sentences
 from reminders import weather
 from reminders.dates import day_short_time
 from reminders.models import Channel, Reminder, ReminderStatus, Task
-from reminders.outcome import Outcome, error, need_confirmation, sentences, success
+from reminders.outcome import Outcome, error, need_confirmation, success
 from reminders.selectors import reminder_as_data, reminders_of, task_lookup
 from reminders.services.reminders import reminder_cancel, reminder_schedule
 from reminders.tools.common import (

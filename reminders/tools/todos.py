@@ -10,9 +10,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from agents.registry import ToolContext, tool
+from config.text import sentences
 from reminders.dates import day_long
 from reminders.models import Task
-from reminders.outcome import Outcome, error, sentences, success
+from reminders.outcome import Outcome, error, success
 from reminders.selectors import task_as_data, tasks_of
 from reminders.services.todos import (
     TaskFields,

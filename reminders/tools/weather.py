@@ -9,9 +9,10 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from agents.registry import ToolContext, tool
+from config.text import sentences
 from reminders import weather
 from reminders.dates import day_long, day_short
-from reminders.outcome import Outcome, error, sentences, success
+from reminders.outcome import Outcome, error, success
 from reminders.tools.common import DATE, planner_tool, read_date, user_clock
 
 FORECAST_DAYS = 16  # how far ahead forecasts reach (Open-Meteo's limit), today included

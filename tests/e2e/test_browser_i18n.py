@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import screenshots
+from tests.e2e.conftest import screenshots, sign_in_as
 from tests.factories import make_agent, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -79,11 +79,7 @@ def test_a_chinese_errand_is_answered_in_chinese_through_every_expert(
 ):
     """Tool messages, dates and the offline model in the words' language, on an English page."""
     page = browser_page
-    page.goto(asgi_server + "/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "pw")
-    page.click("button[type=submit]")
-    page.wait_for_selector("#status[data-state=connected]")
+    sign_in_as(page, asgi_server)
     assert page.get_attribute("html", "lang") == "en"
     page.fill("#text", "周末早上去机场接人")
     page.press("#text", "Enter")
