@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from celery import Task
@@ -16,6 +20,21 @@ from config.celery_app import app
 logger = logging.getLogger(__name__)
 
 _pool: ThreadPoolExecutor | None = None
+_keeping = threading.local()  # the Kept slot of the task body running on this thread, if any
+
+
+@dataclass
+class Kept:
+    """Work of one task name that this thread committed and keeps to run itself next."""
+
+    task_name: str
+    args: tuple[Any, ...] | None = None
+
+    def send(self) -> None:
+        """Give the kept work back to the queue after all (the keeper cannot run it)."""
+        if self.args is not None:
+            args, self.args = self.args, None
+            _publish(task_by_name(self.task_name), args)
 
 
 def enqueue(task: Task | str, *args: Any) -> None:
@@ -28,10 +47,44 @@ def enqueue(task: Task | str, *args: Any) -> None:
         task = task_by_name(task)
     if settings.TASKS_RUN_SYNC:
         transaction.on_commit(lambda: task.apply(args=args))
-    elif settings.CELERY_BROKER_URL:
-        transaction.on_commit(lambda: _send(task, args))
     else:
-        transaction.on_commit(lambda: _in_process_pool().submit(_run_in_thread, task, args))
+        transaction.on_commit(lambda: _dispatch(task, args))
+
+
+@contextmanager
+def keeping_next(task_name: str) -> Iterator[Kept]:
+    """Within the block, the first `task_name` work this thread enqueues and commits is not
+    sent but kept, for the task body running here to do next (a delegation's expert, or the
+    caller its end resumed) without a queue round trip. Further work is sent as usual.
+
+    Kept work is committed (its row says queued) but not published: if this process dies
+    before running it, the sweeper re-sends it as it does any lost task. Synchronous task
+    mode (tests) runs work where it is enqueued and keeps nothing.
+    """
+    kept = Kept(task_name)
+    outer = getattr(_keeping, "slot", None)
+    _keeping.slot = kept
+    try:
+        yield kept
+    finally:
+        _keeping.slot = outer
+
+
+def _dispatch(task: Task, args: tuple[Any, ...]) -> None:
+    """Committed work: kept by this thread's task body when it asked for it, else sent."""
+    slot = getattr(_keeping, "slot", None)
+    if slot is not None and slot.args is None and slot.task_name == task.name:
+        slot.args = args
+    else:
+        _publish(task, args)
+
+
+def _publish(task: Task, args: tuple[Any, ...]) -> None:
+    """Hand committed work to a worker: the broker's, or this process's pool."""
+    if settings.CELERY_BROKER_URL:
+        _send(task, args)
+    else:
+        _in_process_pool().submit(_run_in_thread, task, args)
 
 
 def task_by_name(name: str) -> Task:
@@ -78,9 +131,10 @@ def _run_in_thread(task: Task, args: tuple[Any, ...]) -> None:
         close_old_connections()
 
 
-def wait_for_in_process_tasks(timeout: float = 30.0) -> None:
-    """Block until queued in-process tasks are done (tests and benchmarks; replaces the pool)."""
+def wait_for_in_process_tasks() -> None:
+    """Block until queued in-process tasks are done, and the tasks they queued (tests and
+    benchmarks; replaces the pool)."""
     global _pool
-    pool, _pool = _pool, None
-    if pool is not None:
+    while _pool is not None:
+        pool, _pool = _pool, None
         pool.shutdown(wait=True, cancel_futures=False)

@@ -74,22 +74,33 @@ class AdvanceOutcome:
     continue_later: bool = False
 
 
-def run_advance(*, run_id: Any, worker: str = "") -> AdvanceOutcome:
+def run_advance(
+    *, run_id: Any, worker: str = "", task_started: float | None = None
+) -> AdvanceOutcome:
     """Advance a run until it answers, fails, waits for experts, or should continue later;
-    `worker` names the process (its Celery hostname) so a restart can find its orphans."""
+    `worker` names the process (its Celery hostname) so a restart can find its orphans, and
+    `task_started` (monotonic) is when its task began, when it ran other runs first."""
     run, retry_in = run_claim(run_id=run_id, worker=worker)
     if run is None:
         return AdvanceOutcome("busy" if retry_in else "noop", retry_in=retry_in)
     # Its messages, tool results and failure notes are in the user's language.
     with translation.override(run.language or None):
-        return _deliver(run, RunEmitter(run, foreign=run.taken_over))
+        emitter = RunEmitter(run, foreign=run.taken_over)
+        return _deliver(run, emitter, task_started or time.monotonic())
 
 
-def _deliver(run: Run, emitter: RunEmitter) -> AdvanceOutcome:
+def run_has_time(task_started: float) -> bool:
+    """Whether a task that began at `task_started` (monotonic) may still make a model call
+    within its soft time limit."""
+    elapsed = time.monotonic() - task_started
+    return elapsed + settings.MODEL_CALL_WORST_SECONDS <= settings.CELERY_TASK_SOFT_TIME_LIMIT
+
+
+def _deliver(run: Run, emitter: RunEmitter, task_started: float) -> AdvanceOutcome:
     """One delivery of a claimed run, under its lease; any failure ends it with a plain note."""
     try:
         with LeaseKeeper(run) as lease:
-            return _advance(run, emitter, lease)
+            return _advance(run, emitter, lease, task_started)
     except RunStopped:
         return AdvanceOutcome("stopped")  # whoever ended the run closed its messages
     except ProviderError as exc:
@@ -99,8 +110,9 @@ def _deliver(run: Run, emitter: RunEmitter) -> AdvanceOutcome:
         return _end(run, emitter, RunStatus.FAILED, error=run_failure("internal_error", repr(exc)))
 
 
-def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcome:
-    task_started = time.monotonic()
+def _advance(
+    run: Run, emitter: RunEmitter, lease: LeaseKeeper, task_started: float
+) -> AdvanceOutcome:
     if run.parent_id is None and run.routing is None:
         route_turn(run=run, emitter=emitter)  # once per turn, before the entry agent's first step
     while True:
@@ -113,7 +125,7 @@ def _advance(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> AdvanceOutcom
             return AdvanceOutcome(RunStatus.WAITING)
         if result.kind is StepKind.ANSWERED:
             return _answered(run, emitter, result.answer)
-        if _should_hand_over(task_started):
+        if not run_has_time(task_started):
             run_release(run=run)
             return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
 
@@ -148,12 +160,6 @@ def _fallback(run: Run, check: Check) -> str:
             return plan.step
         return "low_confidence"
     return plan.step
-
-
-def _should_hand_over(task_started: float) -> bool:
-    """Stop taking steps when one more model call could overrun the task's soft time limit."""
-    elapsed = time.monotonic() - task_started
-    return elapsed + settings.MODEL_CALL_WORST_SECONDS > settings.CELERY_TASK_SOFT_TIME_LIMIT
 
 
 def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> StepResult:

@@ -2,23 +2,38 @@
 
 from __future__ import annotations
 
+import time
+
 from celery import shared_task
 from celery.signals import worker_ready
 
-from config.enqueue import enqueue
-from delegation.runner import run_advance
+from config.enqueue import enqueue, keeping_next
+from delegation.runner import run_advance, run_has_time
 from delegation.sweeper import runs_recover_orphans, runs_sweep
 
 
 @shared_task(bind=True, name="delegation.advance_run", max_retries=20)
 def advance_run(self, run_id: str) -> str:  # noqa: ANN001  (Celery's bound task)
-    """Advance one run; a delivery that finds it leased by a live worker retries later."""
-    outcome = run_advance(run_id=run_id, worker=self.request.hostname or "")
-    if outcome.retry_in and not self.request.called_directly:
-        raise self.retry(countdown=outcome.retry_in)
-    if outcome.continue_later:
-        enqueue(advance_run, run_id)
-    return outcome.status
+    """Advance one run, then the run it made ready (the expert it asked, or the caller its end
+    resumed) while time allows, without a queue round trip; a delivery that finds a run leased
+    by a live worker retries later."""
+    started = time.monotonic()
+    while True:
+        with keeping_next(self.name) as kept:
+            outcome = run_advance(
+                run_id=run_id, worker=self.request.hostname or "", task_started=started
+            )
+        if outcome.retry_in and not self.request.called_directly:
+            kept.send()  # (a run this delivery could not claim made nothing ready)
+            raise self.retry(args=[run_id], countdown=outcome.retry_in)
+        if outcome.continue_later:
+            enqueue(advance_run, run_id)
+        if kept.args is None:
+            return outcome.status
+        if not run_has_time(started):
+            kept.send()
+            return outcome.status
+        (run_id,) = kept.args
 
 
 @shared_task(name="delegation.sweep_runs", ignore_result=True)
