@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import F
 
 from delegation.models import Run
@@ -56,6 +57,36 @@ def budget_reserve_model_call(*, root_id: Any, limit: int) -> bool:
         Run.objects.filter(pk=root_id, tree_model_calls__lt=limit).update(
             tree_model_calls=F("tree_model_calls") + 1
         )
+    )
+
+
+def budget_take_model_call(*, root: Run) -> BudgetState | None:
+    """Take one model call from the turn of `root` if any is left, in one statement (atomic:
+    parallel runs of the tree together never pass the limit); what was left before it, or
+    None when the turn has used them all. The limits are the root's, fixed for the turn."""
+    limits = root.budget or budget_initial()
+    quote = connection.ops.quote_name
+    pk, calls, tokens, delegations = (
+        quote(Run._meta.get_field(name).column)
+        for name in ("id", "tree_model_calls", "tree_tokens", "tree_delegations")
+    )
+    with connection.cursor() as cursor:
+        # UPDATE … RETURNING (SQLite 3.35+, Postgres): the reservation and the counters in
+        # one round trip, where the ORM's update() needs a second query to read them.
+        cursor.execute(
+            f"UPDATE {quote(Run._meta.db_table)} SET {calls} = {calls} + 1 "
+            f"WHERE {pk} = %s AND {calls} < %s RETURNING {calls}, {tokens}, {delegations}",
+            [Run._meta.pk.get_db_prep_value(root.pk, connection), limits["max_model_calls"]],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    made, used_tokens, delegated = row
+    return BudgetState(
+        delegations_left=limits["max_delegations"] - delegated,
+        model_calls_left=limits["max_model_calls"] - (made - 1),
+        tokens_left=limits["max_tokens"] - used_tokens,
+        max_model_calls=limits["max_model_calls"],
     )
 
 

@@ -44,8 +44,12 @@ class RunEmitter:
     def __init__(self, run: Run, *, foreign: bool = False) -> None:
         self.run = run
         self.tag = agent_tag(run)
+        self.foreign = foreign
         self.seq = run.last_seq + (SEQ_GAP if foreign else 0)
         self.closing = False
+        # Agent messages this emitter started and has not completed. The run's own worker
+        # (not foreign) started every message of the run that can still be open.
+        self.streaming: set[uuid.UUID] = set()
 
     def emit(self, type: str, message_id: uuid.UUID | None = None, **data: Any) -> bool:
         """Emit one event of this run (after commit); False if the run already ended."""

@@ -11,6 +11,7 @@ from django.utils import translation
 from django.utils.translation import gettext_lazy
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
+from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter, run_mark_ended
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.routing.selectors import mode_of
@@ -104,8 +105,9 @@ def _end(
     run_mark_ended(run.id)
     emitter.closing = True
     _close_open_messages(run, emitter, status)
-    for child in run.children.exclude(status__in=FINAL_STATUSES):
-        run_stop(run=child)
+    if emitter.foreign or _may_have_children(run):
+        for child in run.children.exclude(status__in=FINAL_STATUSES):
+            run_stop(run=child)
     if error:
         emitter.emit("error", code=error["code"], message=error["message"])
         _failure_note(run, emitter, status, error)
@@ -144,8 +146,23 @@ def subtree_ids(*, run: Run) -> list[uuid.UUID]:
     return ids
 
 
+def _may_have_children(run: Run) -> bool:
+    """Whether the run asked an expert: every child answers a delegate call in its transcript
+    (unknown when the transcript was not read)."""
+    if "transcript" in run.get_deferred_fields():
+        return True
+    return any(
+        call["function"]["name"] == DELEGATE
+        for entry in run.transcript
+        for call in entry.get("tool_calls") or ()
+    )
+
+
 def _close_open_messages(run: Run, emitter: RunEmitter, status: str) -> None:
-    """Every message of the run still streaming gets its final status and text, once."""
+    """Every message of the run still streaming gets its final status and text, once (the
+    run's own worker knows which it left open; anyone else looks)."""
+    if not emitter.foreign and not emitter.streaming:
+        return
     final = MessageStatus.CANCELLED if status == RunStatus.CANCELLED else MessageStatus.FAILED
     if status == RunStatus.SUCCEEDED:
         final = MessageStatus.COMPLETED

@@ -14,7 +14,7 @@ from django.utils import timezone, translation
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool
-from delegation.budget import budget_charge_tokens, budget_reserve_model_call, budget_state
+from delegation.budget import budget_charge_tokens, budget_take_model_call
 from delegation.citations import (
     citations_for,
     retrieved_passages,
@@ -175,8 +175,8 @@ def _model_call(
     run: Run, emitter: RunEmitter, lease: LeaseKeeper, tools: dict[str, Tool]
 ) -> StepResult:
     """Call the model once, streaming its text; run the tools it asks for."""
-    budget = budget_state(root_id=run.root_id_or_self)
-    if not budget_reserve_model_call(root_id=run.root_id_or_self, limit=budget.max_model_calls):
+    budget = budget_take_model_call(root=run.root if run.root_id else run)
+    if budget is None:
         raise _BudgetExhausted
     # The last call of a run offers no tools, so it answers: at the step limit, and when the
     # turn's budget only has room left for this run and each caller above it to answer.

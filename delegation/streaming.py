@@ -61,6 +61,7 @@ class MessageStream:
             run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
         self._flush(time.monotonic())
         self._save(status, citations, usage)
+        self.emitter.streaming.discard(self.message_id)
         self.emitter.emit(
             "message.completed",
             self.message_id,
@@ -100,6 +101,7 @@ class MessageStream:
             run_heartbeat(run=self.emitter.run)
         self._started = True
         self._save(MessageStatus.STREAMING)
+        self.emitter.streaming.add(self.message_id)
         self._saved_at = self._flushed_at = time.monotonic()
         self.emitter.emit("message.started", self.message_id, model=self.model_label)
 
