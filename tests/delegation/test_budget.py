@@ -1,0 +1,35 @@
+"""The turn's model-call budget, taken in one statement: exact at its edge, on either database."""
+
+from __future__ import annotations
+
+import pytest
+
+from delegation.budget import budget_take_model_call
+from delegation.models import Run
+from tests.test_enqueue import new_run
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_turn_takes_exactly_its_model_calls_and_reads_what_was_left(user):
+    root = new_run(user)
+    root.budget = {"max_delegations": 3, "max_model_calls": 2, "max_tokens": 100}
+    Run.objects.filter(pk=root.pk).update(budget=root.budget, tree_tokens=40, tree_delegations=1)
+
+    first = budget_take_model_call(root=root)
+    second = budget_take_model_call(root=root)
+    third = budget_take_model_call(root=root)
+
+    assert (first.model_calls_left, second.model_calls_left) == (2, 1)  # left before each
+    assert first.tokens_left == 60 and first.delegations_left == 2
+    assert third is None  # the limit holds: the counter does not pass it
+    assert Run.objects.get(pk=root.pk).tree_model_calls == 2
+
+
+def test_a_turn_without_its_own_limits_uses_the_settings(user, settings):
+    settings.TURN_MAX_MODEL_CALLS = 1
+    root = new_run(user)
+    Run.objects.filter(pk=root.pk).update(budget={})
+    root.budget = {}  # a run created before turns had limits of their own
+    assert budget_take_model_call(root=root).model_calls_left == 1
+    assert budget_take_model_call(root=root) is None
