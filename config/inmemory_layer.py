@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 from channels.layers import InMemoryChannelLayer
+
+# How often expired messages and group memberships are swept. Channels sweeps on every send and
+# receive, walking every channel and membership of the process: with a thousand open sockets
+# that made each relayed event cost a thousand-step loop. Messages expire after a minute and
+# memberships after a day, so a sweep a second changes nothing anyone can see.
+CLEAN_INTERVAL_SECONDS = 1.0
 
 
 class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
@@ -24,6 +31,14 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
         self._outbox: list[tuple[str, dict[str, Any]]] = []  # sent from threads, not yet queued
         self._outbox_lock = threading.Lock()
         self._wake_loop: asyncio.AbstractEventLoop | None = None  # a _deliver is due there
+        self._cleaned_at = float("-inf")
+
+    def _clean_expired(self) -> None:
+        """Channels' sweep of expired messages and memberships, at most once a second."""
+        now = time.monotonic()
+        if now - self._cleaned_at >= CLEAN_INTERVAL_SECONDS:
+            self._cleaned_at = now
+            super()._clean_expired()
 
     def _remember_loop(self) -> None:
         # The newest receiver's loop is home: one server loop in production, one per test.
