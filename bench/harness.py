@@ -125,6 +125,27 @@ def wait_for_port(port: int, timeout: float = 30) -> None:
     raise RuntimeError(f"server on {port} did not start")
 
 
+def asgi_server_command(port: int) -> list[str]:
+    """The ASGI server the benches run: daphne (the default), or uvicorn with
+    BENCH_ASGI_SERVER=uvicorn."""
+    if os.environ.get("BENCH_ASGI_SERVER") == "uvicorn":
+        return [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--port",
+            str(port),
+            "--lifespan",
+            "off",
+            "--log-level",
+            "warning",
+            "--ws-ping-interval",
+            "0",
+        ]
+    return [sys.executable, "-m", "daphne", "-p", str(port), "config.asgi:application"]
+
+
 class Servers:
     """daphne (and, distributed, a Celery worker) for the duration of a `with` block."""
 
@@ -136,7 +157,7 @@ class Servers:
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         self.processes.append(
             subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-p", str(self.port), "config.asgi:application"],
+                asgi_server_command(self.port),
                 cwd=ROOT,
                 env=self.env,
                 **quiet,

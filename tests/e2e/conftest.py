@@ -14,24 +14,17 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.db import connection
 
+from tests.databases import child_database_url
 from tests.postgres import other_sessions_closed
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    port = db.get("PORT") or 5432
-    user, host = db.get("USER") or "postgres", db.get("HOST") or "127.0.0.1"
-    return f"postgres://{user}@{host}:{port}/{db['NAME']}"
-
-
 def require_distributed() -> None:
     """Skip, visibly, unless this run is on Postgres with Redis (make test's second pass)."""
-    if "postgresql" not in settings.DATABASES["default"]["ENGINE"] or not settings.REDIS_URL:
+    if connection.vendor != "postgresql" or not settings.REDIS_URL:
         pytest.skip("needs DATABASE_URL=postgres://… and REDIS_URL (run `make test`)")
 
 
@@ -57,7 +50,7 @@ class Workers:
         """A ready worker whose environment adds `env`."""
         full_env = {
             **os.environ,
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": child_database_url(),
             "REDIS_URL": settings.REDIS_URL,
             "OFFLINE_MODEL_DELAY_MS": "0",
             "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -160,7 +153,7 @@ def asgi_server(django_db_setup) -> Iterator[str]:
     port = _free_port()
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": child_database_url(),
         "OFFLINE_MODEL_DELAY_MS": "30",
         "DJANGO_DEBUG": "true",
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -331,7 +324,7 @@ class AsgiServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
             **os.environ,
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": child_database_url(),
             "OFFLINE_MODEL_DELAY_MS": "30",
             "DJANGO_DEBUG": "true",
             "DJANGO_SETTINGS_MODULE": "config.settings",

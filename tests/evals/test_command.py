@@ -11,10 +11,10 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from delegation.evals.models import EvalRun
+from tests.databases import child_database_url
 from tests.evals.conftest import make_case, make_suite
 from tests.factories import make_agent
 
@@ -29,15 +29,6 @@ def suite(entry_agent):
     make_case(suite, "what is 2+2?", name="adds", expect={"tools_called": ["calculate"]})
     make_case(suite, "what is 1+1?", name="wrong", expect={"answer_contains": ["three"]})
     return suite
-
-
-def database_url() -> str:
-    """The URL of the database this test uses (the test database), for a child process."""
-    db = settings.DATABASES["default"]
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -121,7 +112,7 @@ def test_a_real_process_runs_the_turns_in_process_and_exits_by_threshold(suite):
             if not k.startswith(("OPENAI_", "TASKS_", "REDIS_", "CELERY_"))
         },
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "DATABASE_URL": database_url(),
+        "DATABASE_URL": child_database_url(),
         "OFFLINE_MODEL_DELAY_MS": "0",
     }
 
