@@ -24,7 +24,8 @@ from chat.models import ChatMessage
 from reminders.dispatch import reminder_claim_due, reminders_dispatch
 from reminders.models import Channel, Reminder, ReminderStatus
 from reminders.services.reminders import reminder_cancel
-from tests.e2e.conftest import ROOT, _database_url, require_distributed
+from tests.databases import child_database_url
+from tests.e2e.conftest import ROOT, require_distributed
 from tests.postgres import other_sessions_closed
 from tests.reminders.mailbox import mailbox_ids
 
@@ -82,7 +83,7 @@ def start_dispatcher(mailbox: str, batch: int, start_at: float, **env: str) -> s
         cwd=ROOT,
         env={
             **{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL")},
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": child_database_url(),
             "DATABASE_CONN_MAX_AGE": "0",
             "DJANGO_SETTINGS_MODULE": "tests.reminders.dispatch_settings",
             "DJANGO_LOG_LEVEL": "WARNING",
