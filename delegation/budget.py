@@ -65,20 +65,8 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
     parallel runs of the tree together never pass the limit); what was left before it, or
     None when the turn has used them all. The limits are the root's, fixed for the turn."""
     limits = root.budget or budget_initial()
-    quote = connection.ops.quote_name
-    pk, calls, tokens, delegations = (
-        quote(Run._meta.get_field(name).column)
-        for name in ("id", "tree_model_calls", "tree_tokens", "tree_delegations")
-    )
-    with connection.cursor() as cursor:
-        # UPDATE … RETURNING (SQLite 3.35+, Postgres): the reservation and the counters in
-        # one round trip, where the ORM's update() needs a second query to read them.
-        cursor.execute(
-            f"UPDATE {quote(Run._meta.db_table)} SET {calls} = {calls} + 1 "
-            f"WHERE {pk} = %s AND {calls} < %s RETURNING {calls}, {tokens}, {delegations}",
-            [Run._meta.pk.get_db_prep_value(root.pk, connection), limits["max_model_calls"]],
-        )
-        row = cursor.fetchone()
+    calls = _column("tree_model_calls")
+    row = _take(root, calls, f"{calls} < %s", [limits["max_model_calls"]])
     if row is None:
         return None
     made, used_tokens, delegated = row
@@ -88,6 +76,43 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
         tokens_left=limits["max_tokens"] - used_tokens,
         max_model_calls=limits["max_model_calls"],
     )
+
+
+def budget_take_delegation_with_calls(*, root: Run, reserved: int) -> int | None:
+    """Take one delegation from the turn of `root` if one is left and the turn still has a
+    model call for the expert beyond the `reserved` ones (its caller and each run above it
+    answering), in one statement; the model calls the expert may make, or None."""
+    limits = root.budget or budget_initial()
+    delegations, calls = _column("tree_delegations"), _column("tree_model_calls")
+    row = _take(
+        root,
+        delegations,
+        f"{delegations} < %s AND {calls} + %s < %s",
+        [limits["max_delegations"], reserved, limits["max_model_calls"]],
+    )
+    return None if row is None else limits["max_model_calls"] - row[0] - reserved
+
+
+def _column(name: str) -> str:
+    return connection.ops.quote_name(Run._meta.get_field(name).column)
+
+
+def _take(root: Run, counter: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
+    """Add one to a counter of the root run where `condition` holds; the root's model calls,
+    tokens and delegations after it, or None when the condition did not hold. UPDATE …
+    RETURNING (SQLite 3.35+, Postgres) reserves and reads in one round trip, where the ORM's
+    update() needs a second query to read."""
+    table = connection.ops.quote_name(Run._meta.db_table)
+    returned = ", ".join(
+        _column(name) for name in ("tree_model_calls", "tree_tokens", "tree_delegations")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET {counter} = {counter} + 1 "
+            f"WHERE {_column('id')} = %s AND {condition} RETURNING {returned}",
+            [Run._meta.pk.get_db_prep_value(root.pk, connection), *params],
+        )
+        return cursor.fetchone()
 
 
 def budget_charge_tokens(*, root_id: Any, tokens: int) -> None:

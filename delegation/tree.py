@@ -14,7 +14,11 @@ from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.db import row_or_none
-from delegation.budget import budget_state, budget_take_delegation
+from delegation.budget import (
+    budget_state,
+    budget_take_delegation,
+    budget_take_delegation_with_calls,
+)
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
 from delegation.guards import DelegationRefused, delegation_check
@@ -60,9 +64,10 @@ def delegation_begin(
     prompt = child_prompt(arguments["task"], arguments["context"])
     # The child's calls: what the turn has left, less one for the caller and each caller above
     # it to answer once the child is done.
-    calls_left = budget_state(root_id=caller.root_id_or_self).model_calls_left - (caller.depth + 1)
-    limits = (caller.root if caller.root_id else caller).budget
-    if calls_left < 1 or not budget_take_delegation(root_id=caller.root_id_or_self, limits=limits):
+    calls_left = budget_take_delegation_with_calls(
+        root=caller.root if caller.root_id else caller, reserved=caller.depth + 1
+    )
+    if calls_left is None:
         return _refuse(
             caller,
             emitter,
@@ -311,7 +316,8 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
         )
         if caller.is_final or plan.target is None:
             return None
-        if not budget_take_delegation(root_id=caller.root_id_or_self):
+        limits = (caller.root if caller.root_id else caller).budget
+        if not budget_take_delegation(root_id=caller.root_id_or_self, limits=limits):
             return None
         calls_left = budget_state(root_id=caller.root_id_or_self).model_calls_left - (
             caller.depth + 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from delegation.budget import budget_take_model_call
+from delegation.budget import budget_take_delegation_with_calls, budget_take_model_call
 from delegation.models import Run
 from tests.test_enqueue import new_run
 
@@ -33,3 +33,16 @@ def test_a_turn_without_its_own_limits_uses_the_settings(user, settings):
     root.budget = {}  # a run created before turns had limits of their own
     assert budget_take_model_call(root=root).model_calls_left == 1
     assert budget_take_model_call(root=root) is None
+
+
+def test_a_delegation_needs_one_left_and_a_model_call_beyond_the_reserved_ones(user):
+    root = new_run(user)
+    root.budget = {"max_delegations": 2, "max_model_calls": 5, "max_tokens": 100}
+    Run.objects.filter(pk=root.pk).update(budget=root.budget, tree_model_calls=2)
+
+    # 5 calls, 2 made, 2 reserved for the callers to answer: the expert may make 1.
+    assert budget_take_delegation_with_calls(root=root, reserved=2) == 1
+    assert budget_take_delegation_with_calls(root=root, reserved=3) is None  # no call left
+    assert budget_take_delegation_with_calls(root=root, reserved=1) == 2
+    assert budget_take_delegation_with_calls(root=root, reserved=1) is None  # 2 delegations
+    assert Run.objects.get(pk=root.pk).tree_delegations == 2
