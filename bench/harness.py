@@ -127,7 +127,8 @@ def wait_for_port(port: int, timeout: float = 30) -> None:
 
 def asgi_server_command(port: int) -> list[str]:
     """The ASGI server the benches run: daphne (the default), or uvicorn with
-    BENCH_ASGI_SERVER=uvicorn."""
+    BENCH_ASGI_SERVER=uvicorn, to compare the two (`.venv/bin/pip install uvicorn` first: it is
+    not a dependency; docs/decisions/0006-performance.md has the comparison)."""
     if os.environ.get("BENCH_ASGI_SERVER") == "uvicorn":
         return [
             sys.executable,
