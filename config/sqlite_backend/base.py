@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.db.backends.sqlite3 import base
@@ -32,20 +33,18 @@ class WriterQueueingCursor(base.SQLiteCursorWrapper):
     busy_timeout = 5.0
 
     def execute(self, query: str, params: Any = None) -> Any:
-        if self.connection.in_transaction or not _is_write(query):
-            return super().execute(query, params)
-        _take(self.busy_timeout)
-        try:
-            return super().execute(query, params)
-        finally:
-            _WRITER.release()
+        return self._as_writer(query, super().execute, query, params)
 
     def executemany(self, query: str, param_list: Any) -> Any:
+        return self._as_writer(query, super().executemany, query, param_list)
+
+    def _as_writer(self, query: str, call: Callable[..., Any], *args: Any) -> Any:
+        """Run `call`, holding the writer lock when it writes outside a transaction."""
         if self.connection.in_transaction or not _is_write(query):
-            return super().executemany(query, param_list)
+            return call(*args)
         _take(self.busy_timeout)
         try:
-            return super().executemany(query, param_list)
+            return call(*args)
         finally:
             _WRITER.release()
 
