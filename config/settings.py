@@ -291,6 +291,9 @@ QUEUED_STALE_SECONDS = env.int("QUEUED_STALE_SECONDS", default=60)  # re-send a 
 # Money budgets in USAGE_CURRENCY, decimal strings ("0.50"); empty means no limit. A call whose
 # estimate (prompt tokens + max output tokens at current prices) would pass one is not made.
 USAGE_CURRENCY = env("USAGE_CURRENCY", default="USD")
+# Each process keeps a model's prices this long (a change made in another process, such as the
+# admin's, prices calls from then on at the latest); a change in the same process applies at once.
+PRICE_CACHE_SECONDS = env.float("PRICE_CACHE_SECONDS", default=60.0)
 
 
 def _money_setting(name: str, default: str) -> Decimal | None:

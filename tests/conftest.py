@@ -11,6 +11,7 @@ from django.utils import translation
 
 from config import enqueue as enqueue_module
 from config import periodic
+from delegation.usage.pricing import prices_forget
 from tests.factories import make_agent, make_user
 from tests.fake_openai import FakeOpenAI
 
@@ -30,6 +31,7 @@ def embedded_mode(request: pytest.FixtureRequest, settings) -> Iterator[None]:
         }
     channel_layers.backends.clear()  # a fresh layer per test: queues belong to one event loop
     cache.clear()  # API throttle counters must not leak from one test into the next
+    prices_forget()  # nor prices a rolled-back test created
     # LocaleMiddleware leaves the last request's language active in the thread: a test that
     # calls services directly starts in the default language, as a fresh worker would.
     translation.deactivate()

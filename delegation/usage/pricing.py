@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -44,17 +46,37 @@ def price_at(*, provider: str, model: str, at: datetime) -> Quote:
     """The price of `model` valid at `at` in USAGE_CURRENCY: the latest row starting by then."""
     if provider == OFFLINE:
         return Quote(price=None, priced=True)
-    price = (
-        ModelPrice.objects.filter(
-            provider=provider,
-            model=model,
-            currency=settings.USAGE_CURRENCY,
-            valid_from__lte=at,
-        )
-        .order_by("-valid_from")
-        .first()
-    )
+    price = next((row for row in _price_rows(provider, model) if row.valid_from <= at), None)
     return Quote(price=price, priced=price is not None)
+
+
+# Every model call is priced before it is made, so the rows of a model are kept in this process
+# for PRICE_CACHE_SECONDS: a saved or deleted price clears them here at once (signals), and other
+# processes see the change within that time. The rows are newest first, future ones included.
+_rows: dict[tuple[str, str, str], tuple[float, list[ModelPrice]]] = {}  # (read at, rows)
+_rows_lock = threading.Lock()
+
+
+def _price_rows(provider: str, model: str) -> list[ModelPrice]:
+    key = (provider, model, settings.USAGE_CURRENCY)
+    now = time.monotonic()
+    cached = _rows.get(key)
+    if cached is not None and now - cached[0] < settings.PRICE_CACHE_SECONDS:
+        return cached[1]
+    rows = list(
+        ModelPrice.objects.filter(provider=provider, model=model, currency=key[2]).order_by(
+            "-valid_from"
+        )
+    )
+    with _rows_lock:
+        _rows[key] = (now, rows)
+    return rows
+
+
+def prices_forget(**_: object) -> None:
+    """Drop the prices kept in this process (a price was saved or deleted; a test ended)."""
+    with _rows_lock:
+        _rows.clear()
 
 
 def estimate_tokens(text: str) -> int:

@@ -33,6 +33,30 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.django_db
+def test_prices_are_read_once_per_model_and_a_saved_price_applies_at_once(
+    settings, django_assert_num_queries
+):
+    settings.PRICE_CACHE_SECONDS = 3600
+    now = timezone.now()
+    first = make_price("m", input="1", valid_from=now - timedelta(days=1))
+    with django_assert_num_queries(1):
+        assert price_at(provider="openai", model="m", at=now).price == first
+        assert price_at(provider="openai", model="m", at=now).price == first
+    # A change no signal reports (another process's) is seen once the kept rows expire...
+    ModelPrice.objects.filter(pk=first.pk).update(input_per_million=Decimal("9"))
+    kept = price_at(provider="openai", model="m", at=now).price
+    assert kept.input_per_million == Decimal("1")
+    settings.PRICE_CACHE_SECONDS = 0
+    assert price_at(provider="openai", model="m", at=now).price.input_per_million == Decimal("9")
+    # ...and one saved or deleted in this process (the admin's) from the next call on.
+    settings.PRICE_CACHE_SECONDS = 3600
+    later = make_price("m", input="2", valid_from=now - timedelta(hours=1))
+    assert price_at(provider="openai", model="m", at=now).price == later
+    later.delete()
+    assert price_at(provider="openai", model="m", at=now).price == first
+
+
+@pytest.mark.django_db
 def test_the_price_valid_at_a_moment_is_the_latest_that_started_by_then():
     now = timezone.now()
     old = make_price("m", input="1", valid_from=now - timedelta(days=10))
