@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
+from agents.knowledge.selectors import with_knowledge_flag
 from agents.models import Agent, AgentRevision
 from config.errors import AppError
 
@@ -32,7 +33,7 @@ def agents_usable_by(*, user: Any) -> list[Agent]:
 
 def agent_entry_for(*, user: Any) -> Agent:
     """The entry agent, if enabled and usable by this user; else an AppError saying why."""
-    agent = Agent.objects.filter(is_entry=True, enabled=True).first()
+    agent = with_knowledge_flag(Agent.objects.filter(is_entry=True, enabled=True)).first()
     if agent is None:
         message = _("No entry agent is configured. An admin must mark one in admin.")
         raise AppError("no_entry_agent", message)

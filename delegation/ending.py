@@ -17,6 +17,7 @@ from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.routing.selectors import mode_of
 from delegation.routing.services import route_after_turn
 from delegation.services import run_finish
+from delegation.tool_calls import pending_tool_calls
 from delegation.tree import delegation_complete
 
 logger = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ def _end(
     run_mark_ended(run.id)
     emitter.closing = True
     _close_open_messages(run, emitter, status)
-    if emitter.foreign or _may_have_children(run):
+    if emitter.foreign or _may_have_active_children(run):
         for child in run.children.exclude(status__in=FINAL_STATUSES):
             run_stop(run=child)
     if error:
@@ -146,15 +147,15 @@ def subtree_ids(*, run: Run) -> list[uuid.UUID]:
     return ids
 
 
-def _may_have_children(run: Run) -> bool:
-    """Whether the run asked an expert: every child answers a delegate call in its transcript
-    (unknown when the transcript was not read)."""
+def _may_have_active_children(run: Run) -> bool:
+    """Whether an expert of the run may still be working: every child answers a delegate call
+    of its transcript, a call gets its result only once its last child ended, and the model
+    is asked again only when every call has its result, so only a delegate call of the last
+    step without a result can have one (unknown when the transcript was not read)."""
     if "transcript" in run.get_deferred_fields():
         return True
     return any(
-        call["function"]["name"] == DELEGATE
-        for entry in run.transcript
-        for call in entry.get("tool_calls") or ()
+        call["function"]["name"] == DELEGATE for _, call in pending_tool_calls(run.transcript)
     )
 
 

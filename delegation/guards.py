@@ -6,6 +6,7 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from agents.knowledge.selectors import with_knowledge_flag
 from agents.models import Agent
 from agents.selectors import agent_usable_by
 from delegation.models import Run
@@ -68,7 +69,8 @@ def delegation_check(*, caller: Run, target_name: str) -> Agent:
     allowed = caller.agent_config.get("allowed_subagents", [])
     # Read now, not from the delivery's candidates: access or availability changed by an admin
     # since the model was offered the expert is enforced.
-    target = Agent.objects.select_related("access_group").filter(name=target_name).first()
+    agents = with_knowledge_flag(Agent.objects.select_related("access_group"))
+    target = agents.filter(name=target_name).first()
     if target is None:
         raise DelegationRefused(
             "delegation_unknown_target",

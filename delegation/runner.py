@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone, translation
 
 from agents.providers import provider_for
@@ -194,8 +195,6 @@ def _model_call(
         stream.add("(The model returned an empty answer.)")
     if not calls:
         stream.text, run.citations = _final_answer(run, stream.text)
-    if stream.started:
-        stream.complete(usage=charge.message_usage(), citations=None if calls else run.citations)
     assistant: dict[str, Any] = {"role": "assistant", "content": stream.text or None}
     if calls:
         assistant["tool_calls"] = [
@@ -203,9 +202,22 @@ def _model_call(
             for c in calls
         ]
     run.transcript = [*run.transcript, assistant]
-    save_progress(run, emitter)
+    # The message's end and the step are saved together; the step's write is fenced by the
+    # lease, so a run lost meanwhile keeps neither (nor sends the message's end).
+    try:
+        with transaction.atomic():
+            if stream.started:
+                citations = None if calls else run.citations
+                usage_shown = charge.message_usage()
+                stream.complete(usage=usage_shown, citations=citations, fenced_by_caller=True)
+            save_progress(run, emitter)
+    except RunStopped:
+        stream.keep_text()
+        raise
     if calls:
-        waiting = run_tool_calls(run, emitter, pending_tool_calls(run.transcript), tools)
+        waiting = run_tool_calls(
+            run, emitter, pending_tool_calls(run.transcript), tools, fresh=True
+        )
         return WAITING if waiting else CONTINUE
     return StepResult(StepKind.ANSWERED, stream.text)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from agents.knowledge.tools import knowledge_tool_keys_for
@@ -185,14 +186,26 @@ def run_save_quality(*, run: Run) -> None:
         raise RunStopped
 
 
+def _waits_for(runs: Any) -> Any:
+    """`runs` with what each still waits for, read in the same statement: (a person, an expert)."""
+    person = InboxItem.objects.filter(run_id=OuterRef("pk"), status=ItemStatus.PENDING)
+    expert = Run.objects.filter(parent_id=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
+    return runs.annotate(person=Exists(person), expert=Exists(expert)).values_list(
+        "person", "expert"
+    )
+
+
+def _wait_status(waits: tuple[bool, bool] | None) -> str | None:
+    person, expert = waits or (False, False)
+    if person:
+        return RunStatus.WAITING_HUMAN
+    return RunStatus.WAITING if expert else None
+
+
 def run_wait_status(*, run_id: Any) -> str | None:
     """What the run still waits for: `waiting_human` while an inbox item of it is pending,
     `waiting` while an expert of it works, None when nothing (it can go on)."""
-    if InboxItem.objects.filter(run_id=run_id, status=ItemStatus.PENDING).exists():
-        return RunStatus.WAITING_HUMAN
-    if Run.objects.filter(parent_id=run_id).exclude(status__in=FINAL_STATUSES).exists():
-        return RunStatus.WAITING
-    return None
+    return _wait_status(row_or_none(_waits_for(Run.objects.filter(pk=run_id))))
 
 
 def run_wait_or_continue(*, run: Run) -> bool:
@@ -200,8 +213,9 @@ def run_wait_or_continue(*, run: Run) -> bool:
     working, or an inbox item pending), in which case it is saved as waiting without a worker;
     False if nothing is left to wait for (go on)."""
     with transaction.atomic():
-        row_or_none(Run.objects.select_for_update().filter(pk=run.pk).values_list("pk"))  # lock
-        status = run_wait_status(run_id=run.pk)
+        # The run's row lock, and what it waits for, in one statement.
+        locked = Run.objects.select_for_update(of=("self",)).filter(pk=run.pk)
+        status = _wait_status(row_or_none(_waits_for(locked)))
         if status is None:
             return False
         updated = _held(run).update(

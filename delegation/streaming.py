@@ -11,6 +11,7 @@ from django.conf import settings
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from delegation.emitter import RunEmitter
+from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.services import run_heartbeat
 
 PERSIST_INTERVAL = 0.3  # seconds between saves of partial text (and cancellation checks)
@@ -52,12 +53,15 @@ class MessageStream:
         usage: dict[str, int],
         status: str = MessageStatus.COMPLETED,
         citations: list[dict[str, Any]] | None = None,
+        fenced_by_caller: bool = False,
     ) -> None:
         """Send what is left, save the whole text and emit `message.completed` (RunStopped if
-        the run ended meanwhile: then its end already closed the message)."""
+        the run ended meanwhile: then its end already closed the message). `fenced_by_caller`:
+        the caller's transaction ends with a fenced write of the run, which undoes this one
+        (and its events) when the run is no longer ours, so no heartbeat is needed here."""
         if not self._started:
             self._start()
-        if self.fenced:
+        if self.fenced and not fenced_by_caller:
             run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
         self._flush(time.monotonic())
         self._save(status, citations, usage)
@@ -84,12 +88,30 @@ class MessageStream:
         if not self._started:
             return
         shown = self.text[: self._sent]
-        ended = ChatMessage.objects.filter(pk=self.message_id).exclude(
-            status=MessageStatus.STREAMING
-        )
-        saved = ended.values_list("content", flat=True).first()
-        if saved is not None and len(saved) < len(shown) and shown.startswith(saved):
-            ended.update(content=shown)
+        rows = ChatMessage.objects.filter(pk=self.message_id)
+        saved = rows.values_list("content", "status").first()
+        if saved is None:
+            return
+        content, status = saved
+        if status == MessageStatus.STREAMING:
+            self._close_orphan(rows, shown)
+        elif len(content) < len(shown) and shown.startswith(content):
+            rows.exclude(status=MessageStatus.STREAMING).update(content=shown)
+
+    def _close_orphan(self, rows: Any, shown: str) -> None:
+        """The message was saved after the run's end closed its messages (the end came between
+        the run's last fenced write and this message's start). Its events were dropped, so
+        the page never showed it: with nothing shown it goes; else it is closed as the end
+        would have. A run taken over keeps it: its new worker redoes the step."""
+        status = Run.objects.filter(pk=self.emitter.run.pk).values_list("status", flat=True)
+        ended = status.first()
+        if ended not in FINAL_STATUSES:
+            return
+        if not shown:
+            rows.filter(status=MessageStatus.STREAMING).delete()
+            return
+        final = MessageStatus.CANCELLED if ended == RunStatus.CANCELLED else MessageStatus.FAILED
+        rows.filter(status=MessageStatus.STREAMING).update(content=shown, status=final)
 
     @property
     def started(self) -> bool:
@@ -97,8 +119,8 @@ class MessageStream:
         return self._started
 
     def _start(self) -> None:
-        if self.fenced:  # an answer after a long wait: the run may have been stopped meanwhile
-            run_heartbeat(run=self.emitter.run)
+        # Saved without a fenced heartbeat first: a run ended meanwhile drops this message's
+        # events, and its next fenced write (RunStopped) has keep_text close the row.
         self._started = True
         self._save(MessageStatus.STREAMING)
         self.emitter.streaming.add(self.message_id)

@@ -47,18 +47,22 @@ def run_tool_calls(
     emitter: RunEmitter,
     pending: list[tuple[int, dict[str, Any]]],
     tools: dict[str, Tool],
+    *,
+    fresh: bool = False,
 ) -> bool:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
     calls start children (or collect their results when they have ended); questions and calls
     that need approval wait for a person (or collect the decision). True when the run now
-    waits for experts still working or for a person."""
+    waits for experts still working or for a person. `fresh`: the calls come straight from the
+    model's answer, so none has a child yet (a model that repeats an earlier call's id gets a
+    new child, which the lookup finds first, being the newest)."""
     step = run.steps - 1
     waiting = False
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         name = call["function"]["name"]
         if name == DELEGATE:
-            content = _delegation(run, emitter, call, message_id)
+            content = _delegation(run, emitter, call, message_id, fresh=fresh)
             if content is None:
                 waiting = True
                 continue
@@ -81,11 +85,11 @@ def run_tool_calls(
 
 
 def _delegation(
-    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID
+    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID, *, fresh: bool
 ) -> str | None:
     """The result of a delegate call whose child has ended; None while it works (a call with
     no child yet starts one, or is refused with the refusal as its result)."""
-    child = run.children.filter(parent_tool_call_id=call["id"]).first()
+    child = None if fresh else run.children.filter(parent_tool_call_id=call["id"]).first()
     if child is None:
         return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
     if not child.is_final:

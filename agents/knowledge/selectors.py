@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from agents.knowledge.models import Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.text import normalize
@@ -57,8 +57,19 @@ def knowledge_bases_for(
 
 
 def agent_has_knowledge(*, agent: Any) -> bool:
-    """Whether any knowledge base is linked to the agent (whoever the user is)."""
+    """Whether any knowledge base is linked to the agent (whoever the user is); read with the
+    agent when it was loaded `with_knowledge_flag`."""
+    linked = getattr(agent, "linked_knowledge", None)
+    if linked is not None:
+        return linked
     return KnowledgeBase.objects.filter(agents=agent).exists()
+
+
+def with_knowledge_flag(agents: QuerySet[Any]) -> QuerySet[Any]:
+    """Agents loaded with whether a knowledge base is linked to each, in the same statement."""
+    return agents.annotate(
+        linked_knowledge=Exists(KnowledgeBase.objects.filter(agents=OuterRef("pk")))
+    )
 
 
 def access_knowledge_base(user: Any, kb_id: int) -> KnowledgeBase:

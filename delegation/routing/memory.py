@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import IntegrityError, transaction
+
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, SessionMemory
 from delegation.routing.selectors import memory_of
@@ -41,10 +43,22 @@ def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
     if not mode:
         return
     per_user = bool(policy and policy.memory_per_user)
-    memory, _ = SessionMemory.objects.get_or_create(
-        user_id=run.user_id, session_id=None if per_user else run.session_id
-    )
-    data = dict(memory.data)
+    owner = {"user_id": run.user_id, "session_id": None if per_user else run.session_id}
+    memory = SessionMemory.objects.filter(**owner).first()
+    if memory is None:
+        try:  # a first memory is written with its data in one statement
+            with transaction.atomic():
+                SessionMemory.objects.create(**owner, data=_remembered({}, run, mode))
+            return
+        except IntegrityError:  # another turn of the user wrote it first: update that one
+            memory = SessionMemory.objects.get(**owner)
+    memory.data = _remembered(dict(memory.data), run, mode)
+    memory.save(update_fields=["data", "updated_at"])
+
+
+def _remembered(data: dict[str, Any], run: Run, mode: str) -> dict[str, Any]:
+    """`data` with what this turn adds to it."""
+    routing = run.routing or {}
     if routing.get("matched_rule"):
         data["last_intent"] = str(routing["matched_rule"])[:MAX_TEXT]
     if mode != Mode.STRICT:
@@ -58,8 +72,7 @@ def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
         data["visited_docs"] = _recent_unique(docs, MAX_DOCS, key=lambda d: d["document_id"])
         if "project" in str(routing.get("matched_rule") or "") and routing.get("matched_keywords"):
             data["last_project_focus"] = ", ".join(routing["matched_keywords"])[:MAX_TEXT]
-    memory.data = data
-    memory.save(update_fields=["data", "updated_at"])
+    return data
 
 
 def memory_clear(*, session: Any, user: Any) -> None:

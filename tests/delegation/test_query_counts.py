@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # The most SQL statements one more level of delegation may add to a turn (the expert's run from
 # creation to answer, and its caller's resumption), transaction statements left out. A ratchet:
 # lower it when a change saves queries (docs/decisions/0006-performance.md).
-HOP_QUERY_BUDGET = 35
+HOP_QUERY_BUDGET = 26
 
 
 def fake_team(body: dict) -> object:

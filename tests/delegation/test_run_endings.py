@@ -13,6 +13,7 @@ from django.utils import timezone
 from agents.models import Agent
 from chat.events import session_group
 from chat.models import ChatMessage, MessageStatus
+from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
 from delegation.sweeper import runs_sweep
 from tests.chat.helpers import connect, send_frame
@@ -117,6 +118,37 @@ async def test_a_model_stalling_mid_answer_times_out_with_its_message_closed(
     assert await messages_of(MessageStatus.STREAMING) == []
     run = await database_sync_to_async(Run.objects.get)()
     assert run.status == RunStatus.FAILED and run.error["code"] == "model_timeout"
+    assert after_end_of_its_run(events) == [] and repeated_seqs(events) == []
+
+
+async def test_a_run_stopped_while_its_model_has_not_answered_keeps_no_late_message(
+    user, openai_entry_agent, fake_openai
+):
+    # The stop lands after the run's last fenced write and before the model's first word: the
+    # late message is written unfenced, its events are dropped, and the run's next fenced
+    # write fails, which removes it (the page never showed it).
+    fake_openai.script(Reply(text_chunks=["Too ", "late"], stall_seconds=1.5))
+
+    async def stop_while_the_model_is_silent() -> None:
+        while True:
+            await asyncio.sleep(0.1)
+            running = await database_sync_to_async(
+                lambda: Run.objects.filter(status=RunStatus.RUNNING).first()
+            )()
+            if running is not None and running.routing is not None:
+                break
+        await database_sync_to_async(run_stop)(run=running)
+
+    stopper = asyncio.ensure_future(stop_while_the_model_is_silent())
+    events = await turn_events(user, linger=2.5)  # the model answers meanwhile
+    await stopper
+
+    run = await database_sync_to_async(Run.objects.get)()
+    assert run.status == RunStatus.CANCELLED
+    messages = await messages_of()
+    assert [m for m in messages if "late" in m.content] == []
+    assert [m for m in messages if m.status == MessageStatus.STREAMING] == []
+    assert [e for e in events if "late" in str(e["data"])] == []
     assert after_end_of_its_run(events) == [] and repeated_seqs(events) == []
 
 
