@@ -76,9 +76,15 @@ def preference_set_timezone(*, user: Any, timezone_name: str) -> ChatPreference:
     except (ZoneInfoNotFoundError, ValueError) as exc:
         message = _("Unknown timezone %(name)s.") % {"name": repr(timezone_name)}
         raise AppError("invalid_timezone", message) from exc
-    preference, _created = ChatPreference.objects.update_or_create(
-        user=user, defaults={"timezone": timezone_name}
-    )
+    # The page sends it with every message: written only when it changed.
+    preference = ChatPreference.objects.filter(user=user).first()
+    if preference is None:
+        preference, created = ChatPreference.objects.get_or_create(
+            user=user, defaults={"timezone": timezone_name}
+        )
+    if preference.timezone != timezone_name:
+        preference.timezone = timezone_name
+        preference.save(update_fields=["timezone"])
     return preference
 
 

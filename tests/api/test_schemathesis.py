@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from rest_framework.test import APIClient
 from schemathesis import GenerationMode, checks
@@ -95,6 +97,18 @@ def excluded_checks(case: schemathesis.Case) -> list:
     naming = case.method in ("POST", "PATCH") and case.path.startswith(NAMES_OTHER_OBJECTS)
     period = case.method == "GET" and case.path.startswith(PERIOD_RULES)
     return [checks.positive_data_acceptance] if naming or period else []
+
+
+@pytest.fixture(autouse=True)
+def _connections_kept_between_requests(caller):
+    """As Django's test client does: a request's start and end do not close the database
+    connection (with DATABASE_CONN_MAX_AGE=0 every fuzzed request would open a new one).
+    After `caller`, whose test client connects the signal again when its request ends."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @pytest.fixture(autouse=True)

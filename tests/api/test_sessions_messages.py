@@ -8,7 +8,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from chat.models import ChatMessage, ChatSession
+from chat.models import ChatMessage, ChatPreference, ChatSession
+from chat.services import preference_set_timezone
 from delegation.models import Run, RunStatus
 
 pytestmark = pytest.mark.django_db
@@ -100,6 +101,20 @@ def test_patch_without_a_title_is_a_no_op(api, user):
     assert response.status_code == 200, response.json()
     assert response.json()["title"] == "kept"
     assert ChatSession.objects.get(pk=session.pk).updated_at == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_message_keeps_the_senders_timezone_and_changes_it_when_it_moved(
+    api, entry_agent, user, django_assert_max_num_queries
+):
+    url = f"/api/v1/sessions/{uuid.uuid4()}/messages/"
+    for text, zone in [("one", "Asia/Taipei"), ("two", "Asia/Taipei"), ("three", "Europe/Paris")]:
+        sent = api.post(url, {"text": text, "timezone": zone}, format="json")
+        assert sent.status_code == 202, sent.json()
+        assert ChatPreference.objects.get(user=user).timezone == zone
+    assert ChatPreference.objects.filter(user=user).count() == 1
+    with django_assert_max_num_queries(1):  # the same timezone again is only read
+        preference_set_timezone(user=user, timezone_name="Europe/Paris")
 
 
 @pytest.mark.django_db(transaction=True)
