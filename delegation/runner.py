@@ -35,7 +35,6 @@ from delegation.services import (
     RunStopped,
     run_claim,
     run_release,
-    run_save_quality,
 )
 from delegation.streaming import MessageStream
 from delegation.strict import run_is_strict, strict_refusal
@@ -144,9 +143,7 @@ def _answered(run: Run, emitter: RunEmitter, answer: str) -> AdvanceOutcome:
     if run.parent_id is None:
         final = message_id_for(run, "text", max(0, run.steps - 1))
         turn_assess(run=run, emitter=emitter, message_id=final, answer=answer)
-    if check is not None or run.parent_id is None:
-        run_save_quality(run=run)
-    return _end(run, emitter, RunStatus.SUCCEEDED, answer=answer)
+    return _end(run, emitter, RunStatus.SUCCEEDED, answer=answer)  # saves the quality too
 
 
 def _fallback(run: Run, check: Check) -> str:
@@ -188,8 +185,9 @@ def _model_call(
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(emitter, message_id_for(run, "text", run.steps), label)
     calls, usage = _stream(provider, request, stream, lease)
-    budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
-    charge = usage_charge(run=run, hold=hold, usage=usage, text=stream.text, calls=calls)
+    with transaction.atomic():  # the turn's tokens and the ledger row: one commit
+        budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
+        charge = usage_charge(run=run, hold=hold, usage=usage, text=stream.text, calls=calls)
     run.steps += 1
     if not calls and not stream.text.strip():
         stream.add("(The model returned an empty answer.)")

@@ -177,15 +177,6 @@ def run_save_progress(*, run: Run) -> None:
         raise RunStopped
 
 
-def run_save_quality(*, run: Run) -> None:
-    """Persist the check of the run's answer and the turn's confidence (fenced by its lease)."""
-    updated = _held(run).update(
-        validation=run.validation, confidence=run.confidence, needs_review=run.needs_review
-    )
-    if not updated:
-        raise RunStopped
-
-
 def _waits_for(runs: Any) -> Any:
     """`runs` with what each still waits for, read in the same statement: (a person, an expert)."""
     person = InboxItem.objects.filter(run_id=OuterRef("pk"), status=ItemStatus.PENDING)
@@ -283,7 +274,9 @@ def run_finish(
     error: dict[str, str] | None = None,
     fenced: bool = True,
 ) -> bool:
-    """End a run; False if it had already ended (or, when fenced, is no longer this worker's)."""
+    """End a run; False if it had already ended (or, when fenced, is no longer this worker's).
+    A run that answered under its own worker also saves the check of its answer and the turn's
+    confidence (`validation`, `confidence`, `needs_review`: only its worker sets them)."""
     fields = dict(
         status=status,
         answer=answer,
@@ -297,6 +290,10 @@ def run_finish(
         usage=run.usage,
         last_seq=run.last_seq,
     )
+    if fenced and status == RunStatus.SUCCEEDED:
+        fields |= dict(
+            validation=run.validation, confidence=run.confidence, needs_review=run.needs_review
+        )
     runs = _held(run) if fenced else Run.objects.filter(pk=run.pk)
     updated = runs.exclude(status__in=FINAL_STATUSES).update(**fields)
     for name, value in fields.items():

