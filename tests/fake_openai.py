@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -101,6 +102,18 @@ class Team:
         return reply(body) if callable(reply) else reply
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A threaded server that takes a client hanging up mid-stream as normal (stopped runs do)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """Stay silent on a closed connection; report anything else as the base server does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeOpenAI:
     """Serves scripted replies in order (then `fallback`), recording every request body."""
 
@@ -114,8 +127,7 @@ class FakeOpenAI:
         self.active = 0  # requests being answered now
         self.max_active = 0  # the most answered at once (shows parallel callers)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

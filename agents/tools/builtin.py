@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import threading
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -96,6 +97,21 @@ def _bounded(value: Any) -> float:
     return value
 
 
+# CPython 3.11 keeps the AST constructor's recursion depth per interpreter, not per thread: two
+# threads parsing at once (runs on the worker's threads; a traceback being formatted, which parses
+# too) can fail with "AST constructor recursion depth mismatch" (python/cpython#106905). Our own
+# parses take turns; one retry covers a clash with a parse outside this module.
+_PARSE_LOCK = threading.Lock()
+
+
+def _parse_expression(expression: str) -> ast.Expression:
+    with _PARSE_LOCK:
+        try:
+            return ast.parse(expression, mode="eval")
+        except SystemError:
+            return ast.parse(expression, mode="eval")
+
+
 def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
         return node.value
@@ -143,7 +159,7 @@ def calculate(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Evaluate arithmetic safely (a parsed subset, no eval)."""
     expression = args["expression"]
     try:
-        tree = ast.parse(expression.replace("^", "**"), mode="eval")
+        tree = _parse_expression(expression.replace("^", "**"))
         value = _evaluate(tree.body)
     except SyntaxError as exc:
         raise ToolError(
