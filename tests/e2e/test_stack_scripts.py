@@ -48,6 +48,20 @@ def test_keep_running_passes_sigterm_to_the_running_command(tmp_path):
     wait_until(stopped.exists)
 
 
+def test_keep_running_stopped_while_it_waits_to_restart_starts_nothing_more(tmp_path):
+    runs = tmp_path / "runs"
+    wrapper = subprocess.Popen(
+        [str(ROOT / "bin" / "keep-running"), "sh", "-c", f"echo run >> {runs}; exit 3"],
+        env={"PATH": "/usr/bin:/bin", "RESTART_DELAY": "1"},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_until(lambda: "starting it again" in wrapper.stderr.readline())  # now in its delay
+    wrapper.send_signal(signal.SIGTERM)
+    assert wrapper.wait(timeout=10) == 0
+    assert runs.read_text().splitlines() == ["run"]
+
+
 def test_every_procfile_process_is_restarted_when_it_dies():
     lines = [line for line in (ROOT / "Procfile").read_text().splitlines() if line.strip()]
     assert {line.split(":", 1)[0] for line in lines} == {"web", "worker", "beat"}
