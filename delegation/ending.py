@@ -11,13 +11,12 @@ from django.utils import translation
 from django.utils.translation import gettext_lazy
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter, run_mark_ended
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.routing.selectors import mode_of
 from delegation.routing.services import route_after_turn
 from delegation.services import run_finish
-from delegation.tool_calls import pending_tool_calls
+from delegation.transcript import asked_an_expert
 from delegation.tree import delegation_complete
 
 logger = logging.getLogger(__name__)
@@ -106,7 +105,9 @@ def _end(
     run_mark_ended(run.id)
     emitter.closing = True
     _close_open_messages(run, emitter, status)
-    if emitter.foreign or _may_have_active_children(run):
+    # A call gets its result only once its last child ended, and the model is asked again only
+    # when every call has its result: only an unanswered delegate call can have experts working.
+    if emitter.foreign or asked_an_expert(run, unanswered_only=True):
         for child in run.children.exclude(status__in=FINAL_STATUSES):
             run_stop(run=child)
     if error:
@@ -145,18 +146,6 @@ def subtree_ids(*, run: Run) -> list[uuid.UUID]:
         frontier = list(Run.objects.filter(parent_id__in=frontier).values_list("id", flat=True))
         ids.extend(frontier)
     return ids
-
-
-def _may_have_active_children(run: Run) -> bool:
-    """Whether an expert of the run may still be working: every child answers a delegate call
-    of its transcript, a call gets its result only once its last child ended, and the model
-    is asked again only when every call has its result, so only a delegate call of the last
-    step without a result can have one (unknown when the transcript was not read)."""
-    if "transcript" in run.get_deferred_fields():
-        return True
-    return any(
-        call["function"]["name"] == DELEGATE for _, call in pending_tool_calls(run.transcript)
-    )
 
 
 def _close_open_messages(run: Run, emitter: RunEmitter, status: str) -> None:

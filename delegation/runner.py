@@ -38,7 +38,8 @@ from delegation.services import (
 )
 from delegation.streaming import MessageStream
 from delegation.strict import run_is_strict, strict_refusal
-from delegation.tool_calls import message_id_for, pending_tool_calls, run_tool_calls, save_progress
+from delegation.tool_calls import message_id_for, run_tool_calls, save_progress
+from delegation.transcript import pending_tool_calls
 from delegation.tree import delegation_reattempt
 from delegation.usage.services import usage_charge, usage_hold
 
@@ -207,7 +208,7 @@ def _model_call(
             if stream.started:
                 citations = None if calls else run.citations
                 usage_shown = charge.message_usage()
-                stream.complete(usage=usage_shown, citations=citations, fenced_by_caller=True)
+                stream.complete(usage=usage_shown, citations=citations)
             save_progress(run, emitter)
     except RunStopped:
         stream.keep_text()

@@ -20,11 +20,8 @@ PERSIST_INTERVAL = 0.3  # seconds between saves of partial text (and cancellatio
 class MessageStream:
     """One agent message as it streams: started on first text, deltas batched, then completed."""
 
-    def __init__(
-        self, emitter: RunEmitter, message_id: uuid.UUID, model_label: str, *, fenced: bool = True
-    ) -> None:
+    def __init__(self, emitter: RunEmitter, message_id: uuid.UUID, model_label: str) -> None:
         self.emitter = emitter
-        self.fenced = fenced  # check the run is still ours before the first write
         self.message_id = message_id
         self.model_label = model_label
         self.text = ""
@@ -53,16 +50,12 @@ class MessageStream:
         usage: dict[str, int],
         status: str = MessageStatus.COMPLETED,
         citations: list[dict[str, Any]] | None = None,
-        fenced_by_caller: bool = False,
     ) -> None:
-        """Send what is left, save the whole text and emit `message.completed` (RunStopped if
-        the run ended meanwhile: then its end already closed the message). `fenced_by_caller`:
-        the caller's transaction ends with a fenced write of the run, which undoes this one
-        (and its events) when the run is no longer ours, so no heartbeat is needed here."""
+        """Send what is left, save the whole text and emit `message.completed`. Unfenced: call
+        it inside a transaction that ends with the run's fenced write (`run_save_progress`),
+        which undoes this save (and its events) when the run is no longer ours."""
         if not self._started:
             self._start()
-        if self.fenced and not fenced_by_caller:
-            run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
         self._flush(time.monotonic())
         self._save(status, citations, usage)
         self.emitter.streaming.discard(self.message_id)

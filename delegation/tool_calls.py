@@ -31,17 +31,6 @@ def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
     return uuid.uuid5(run.id, f"{kind}:{step}:{index}")
 
 
-def pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """Tool calls of the last assistant message that have no result yet, with their index."""
-    for position in range(len(transcript) - 1, -1, -1):
-        message = transcript[position]
-        if message["role"] == "assistant":
-            answered = {m.get("tool_call_id") for m in transcript[position + 1 :]}
-            calls = message.get("tool_calls") or []
-            return [(i, c) for i, c in enumerate(calls) if c["id"] not in answered]
-    return []
-
-
 def run_tool_calls(
     run: Run,
     emitter: RunEmitter,

@@ -18,13 +18,13 @@ from chat.events import emit, envelope
 from chat.models import ChatSession, MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.errors import AppError
-from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS
 from delegation.humans.models import ActivityKind, Review, ReviewStatus
 from delegation.humans.validation import is_low
 from delegation.models import Run
+from delegation.transcript import asked_an_expert
 
 QUALITY_TAG = {
     "kind": "reviewer",
@@ -57,7 +57,7 @@ def turn_assess(*, run: Run, emitter: RunEmitter, message_id: uuid.UUID, answer:
     below = Run.objects.filter(root_id=run.id, validation__isnull=False).only(
         "validation", "agent_config", "status"
     )
-    for expert in below if _asked_an_expert(run) else ():
+    for expert in below if asked_an_expert(run) else ():
         if (expert.validation or {}).get("outcome") not in RESTARTS:
             checks.append((expert.agent_config["name"], expert.validation))
     if not checks:
@@ -82,18 +82,6 @@ def turn_assess(*, run: Run, emitter: RunEmitter, message_id: uuid.UUID, answer:
             f"verified ({'; '.join(issues)}). A reviewer will check it; a correction, if "
             "needed, will appear here.",
         )
-
-
-def _asked_an_expert(run: Run) -> bool:
-    """Whether the turn has experts below its entry agent: each answers one of its delegate
-    calls (unknown when the transcript was not read)."""
-    if "transcript" in run.get_deferred_fields():
-        return True
-    return any(
-        call["function"]["name"] == DELEGATE
-        for entry in run.transcript
-        for call in entry.get("tool_calls") or ()
-    )
 
 
 def _review_create(

@@ -1,0 +1,32 @@
+"""Questions about a run's transcript: which tool calls still wait for a result, and whether
+the run asked an expert."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from delegation.delegate_tool import DELEGATE
+from delegation.models import Run
+
+
+def pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """Tool calls of the last assistant message that have no result yet, with their index."""
+    for position in range(len(transcript) - 1, -1, -1):
+        message = transcript[position]
+        if message["role"] == "assistant":
+            answered = {m.get("tool_call_id") for m in transcript[position + 1 :]}
+            calls = message.get("tool_calls") or []
+            return [(i, c) for i, c in enumerate(calls) if c["id"] not in answered]
+    return []
+
+
+def asked_an_expert(run: Run, *, unanswered_only: bool = False) -> bool:
+    """Whether the run's transcript has a delegate call; with `unanswered_only`, one of the last
+    step still without its result (True when the transcript was not read: it cannot say no)."""
+    if "transcript" in run.get_deferred_fields():
+        return True
+    if unanswered_only:
+        calls = [call for _, call in pending_tool_calls(run.transcript)]
+    else:
+        calls = [call for entry in run.transcript for call in entry.get("tool_calls") or ()]
+    return any(call["function"]["name"] == DELEGATE for call in calls)
