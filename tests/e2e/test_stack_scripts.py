@@ -21,14 +21,19 @@ def wait_until(predicate, timeout: float = 20) -> None:
         time.sleep(0.05)
 
 
-def test_keep_running_restarts_a_command_that_dies_and_stops_on_sigterm(tmp_path):
-    runs = tmp_path / "runs"
-    wrapper = subprocess.Popen(
+def keep_running_a_failing_command(runs: Path, delay: str) -> subprocess.Popen:
+    """bin/keep-running over a command that notes each run in `runs` and exits with 3."""
+    return subprocess.Popen(
         [str(ROOT / "bin" / "keep-running"), "sh", "-c", f"echo run >> {runs}; exit 3"],
-        env={"PATH": "/usr/bin:/bin", "RESTART_DELAY": "0.05"},
+        env={"PATH": "/usr/bin:/bin", "RESTART_DELAY": delay},
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_keep_running_restarts_a_command_that_dies_and_stops_on_sigterm(tmp_path):
+    runs = tmp_path / "runs"
+    wrapper = keep_running_a_failing_command(runs, delay="0.05")
     wait_until(lambda: runs.exists() and len(runs.read_text().splitlines()) >= 3)
     wrapper.send_signal(signal.SIGTERM)
     assert wrapper.wait(timeout=10) == 0
@@ -50,12 +55,7 @@ def test_keep_running_passes_sigterm_to_the_running_command(tmp_path):
 
 def test_keep_running_stopped_while_it_waits_to_restart_starts_nothing_more(tmp_path):
     runs = tmp_path / "runs"
-    wrapper = subprocess.Popen(
-        [str(ROOT / "bin" / "keep-running"), "sh", "-c", f"echo run >> {runs}; exit 3"],
-        env={"PATH": "/usr/bin:/bin", "RESTART_DELAY": "1"},
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    wrapper = keep_running_a_failing_command(runs, delay="1")
     wait_until(lambda: "starting it again" in wrapper.stderr.readline())  # now in its delay
     wrapper.send_signal(signal.SIGTERM)
     assert wrapper.wait(timeout=10) == 0
