@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.source_facts import source_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("agents", "chat", "delegation", "reminders", "config")
@@ -13,26 +14,15 @@ APPS = ("agents", "chat", "delegation", "reminders", "config")
 
 def _function_level_imports_between_apps() -> list[str]:
     """`file:line module` for every import of another app made inside a function or method."""
-    found = []
-    for app in APPS:
-        for path in (ROOT / app).rglob("*.py"):
-            if "migrations" in path.parts or path.name == "apps.py":
-                continue  # AppConfig.ready() importing its own app's tool modules is Django's way
-            tree = ast.parse(path.read_text(), filename=str(path))
-            for node in ast.walk(tree):
-                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    continue
-                for inner in ast.walk(node):
-                    names = []
-                    if isinstance(inner, ast.ImportFrom) and inner.module and not inner.level:
-                        names = [inner.module]
-                    elif isinstance(inner, ast.Import):
-                        names = [alias.name for alias in inner.names]
-                    for name in names:
-                        top = name.split(".")[0]
-                        if top in APPS and top != app:
-                            found.append(f"{path.relative_to(ROOT)}:{inner.lineno} {name}")
-    return sorted(set(found))
+    paths = [
+        path
+        for app in APPS
+        for path in (ROOT / app).rglob("*.py")
+        # AppConfig.ready() importing its own app's tool modules is Django's way
+        if "migrations" not in path.parts and path.name != "apps.py"
+    ]
+    found = source_facts("imports", paths, APPS)
+    return sorted({line for lines in found.values() for line in lines})
 
 
 def test_no_import_between_apps_inside_a_function() -> None:

@@ -5,10 +5,7 @@ browser, and suggestions that still work with the offline model in every languag
 from __future__ import annotations
 
 import gettext
-import json
 import re
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from agents.demo import seed_demo_agents
 from chat.views import SUGGESTIONS
 from delegation.models import Run
 from delegation.turns import turn_start
+from tests.source_facts import source_facts
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCALES = ("zh_Hant", "zh_Hans")
@@ -157,27 +155,19 @@ def test_every_suggestion_reaches_its_expert_with_the_offline_model(user, settin
 
 
 CODE_DIRS = ("agents", "chat", "config", "delegation", "reminders")
-LITERALS_SCRIPT = Path(__file__).with_name("gettext_literals.py")
 
 
 def test_every_translatable_string_of_the_code_is_in_the_catalogues():
     """Tool messages, the offline model, failure notes, reminder texts: a string wrapped in
     gettext without `make messages` (or left untranslated) fails here."""
     paths = [
-        str(path.relative_to(ROOT))
+        path
         for folder in CODE_DIRS
         for path in (ROOT / folder).rglob("*.py")
         if "migrations" not in path.parts
     ]
-    # Parsed in a process of its own: see the script's docstring (a CPython 3.11 thread bug).
-    scanned = subprocess.run(
-        [sys.executable, str(LITERALS_SCRIPT), *paths],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    wanted = {text: path for path, texts in json.loads(scanned.stdout).items() for text in texts}
+    scanned = source_facts("gettext", paths)
+    wanted = {text: path for path, texts in scanned.items() for text in texts}
     assert len(wanted) > 100
     for locale in LOCALES:
         known = {
