@@ -16,6 +16,7 @@ from agents.models import Agent
 from agents.services import agent_snapshot
 from config.db import row_or_none
 from config.enqueue import enqueue
+from config.prepared import PreparedLookup
 from delegation.budget import budget_initial
 from delegation.humans.models import InboxItem, ItemStatus
 from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
@@ -110,6 +111,18 @@ ROOT_UNREAD = tuple(
 )
 
 
+# The claim reads the run with everything its steps use (about 130 columns): compiled once.
+_CLAIMABLE = PreparedLookup(
+    lambda run_id: (
+        Run.objects.select_for_update(of=("self",))
+        .select_related("user", "session", "agent", "root")
+        .defer(*ROOT_UNREAD)
+        .filter(pk=run_id)
+    ),
+    key_field=Run._meta.pk,
+)
+
+
 def _lease() -> Any:
     return timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
 
@@ -123,13 +136,7 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     """
     now = timezone.now()
     with transaction.atomic():
-        claimed = (
-            Run.objects.select_for_update(of=("self",))
-            .select_related("user", "session", "agent", "root")
-            .defer(*ROOT_UNREAD)
-            .filter(pk=run_id)
-        )
-        run = row_or_none(claimed)
+        run = _CLAIMABLE.row(run_id)
         if run is None or run.status in FINAL_STATUSES or run.status in WAIT_STATUSES:
             return None, 0.0
         if run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at > now:

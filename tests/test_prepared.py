@@ -1,0 +1,158 @@
+"""Prepared lookups: the ORM's answer (fields, related objects, deferred fields) from SQL compiled
+once per connection; fresh rows every call; the row lock the queryset asks for."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import psycopg
+import pytest
+from django.db import connection, transaction
+from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
+
+from chat.models import ChatSession
+from config.prepared import PreparedLookup
+from delegation.models import Run, RunStatus
+from delegation.services import ROOT_UNREAD, run_claim, run_create, run_create_child
+from tests.databases import child_database_url
+from tests.factories import make_agent, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def claim_queryset(run_id):
+    return (
+        Run.objects.select_for_update(of=("self",))
+        .select_related("user", "session", "agent", "root")
+        .defer(*ROOT_UNREAD)
+        .filter(pk=run_id)
+    )
+
+
+@pytest.fixture
+def child(user):
+    expert = make_agent("expert")
+    entry = make_agent("entry", subagents=[expert])
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=entry)
+    root = run_create(agent=entry, user=user, session=session, task="q", transcript=[])
+    return run_create_child(
+        caller=root, target=expert, call_id="c1", prompt="ask", reason="why", max_steps=3
+    )
+
+
+def values(obj) -> list:
+    return [getattr(obj, f.attname) for f in obj._meta.concrete_fields if f.attname in obj.__dict__]
+
+
+def test_a_prepared_lookup_builds_what_the_orm_builds(child):
+    lookup = PreparedLookup(claim_queryset, key_field=Run._meta.pk)
+    with transaction.atomic():
+        prepared = lookup.row(child.pk)
+        orm = claim_queryset(child.pk).get()
+    assert type(prepared) is Run and not prepared._state.adding and prepared._state.db == "default"
+    for name in ("", "user", "session", "agent", "root"):
+        ours = getattr(prepared, name) if name else prepared
+        theirs = getattr(orm, name) if name else orm
+        assert values(ours) == values(theirs), name
+        assert ours.get_deferred_fields() == theirs.get_deferred_fields(), name
+    assert prepared.root.get_deferred_fields() == {name[len("root__") :] for name in ROOT_UNREAD}
+    # Converted as the ORM converts: JSON, UUIDs and datetimes, not the database's text.
+    assert isinstance(prepared.agent_config, dict) and isinstance(prepared.root_id, uuid.UUID)
+    assert prepared.deadline.tzinfo is not None
+
+
+def test_related_objects_come_with_the_row_at_no_further_query(child):
+    lookup = PreparedLookup(claim_queryset, key_field=Run._meta.pk)
+    with transaction.atomic():
+        lookup.row(child.pk)  # the first call on this connection compiles
+        with CaptureQueriesContext(connection) as queries:
+            run = lookup.row(child.pk)
+            assert (run.user.username, run.session.pk, run.agent.name, run.root.depth) == (
+                child.user.username,
+                child.session_id,
+                "expert",
+                0,
+            )
+    assert len(queries) == 1
+
+
+def test_each_connection_compiles_once_and_every_call_reads_the_row_afresh(child):
+    built = []
+
+    def counted(run_id):
+        built.append(run_id)
+        return claim_queryset(run_id)
+
+    lookup = PreparedLookup(counted, key_field=Run._meta.pk)
+    with transaction.atomic():
+        assert lookup.row(child.pk).status == RunStatus.QUEUED
+    Run.objects.filter(pk=child.pk).update(status=RunStatus.RUNNING)
+    with transaction.atomic():
+        assert lookup.row(child.pk).status == RunStatus.RUNNING
+        assert lookup.row(child.root_id).depth == 0  # another key, same SQL
+        assert lookup.row(uuid.uuid4()) is None
+    assert len(built) == 1
+
+
+def test_a_lookup_that_names_its_key_twice_is_refused_when_compiled(child):
+    twice = PreparedLookup(
+        lambda run_id: Run.objects.filter(pk=run_id, parent_id=run_id), key_field=Run._meta.pk
+    )
+    with pytest.raises(ValueError, match="exactly once"):
+        twice.row(child.pk)
+
+
+@pytest.mark.django_db(transaction=True)  # a plain test runs inside a transaction
+def test_a_lock_outside_a_transaction_is_refused_as_the_orm_refuses_it(child):
+    lookup = PreparedLookup(claim_queryset, key_field=Run._meta.pk)
+    if connection.features.has_select_for_update:  # Postgres
+        with pytest.raises(TransactionManagementError):
+            list(claim_queryset(child.pk))
+        with pytest.raises(TransactionManagementError):
+            lookup.row(child.pk)
+    else:  # SQLite has no row locks: the ORM reads, and so do we
+        assert list(claim_queryset(child.pk)) and lookup.row(child.pk).pk == child.pk
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: Postgres only")
+def test_a_claim_waits_for_the_row_lock_another_worker_holds():
+    """Another worker claims the run first: this claim waits on the row lock, then reads the
+    other's lease and stands back (without FOR UPDATE it would read the old row and take the
+    run too)."""
+    user = make_user()
+    agent = make_agent("solo")
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
+    run = run_create(agent=agent, user=user, session=session, task="q", transcript=[])
+    claimed = []
+
+    def claim() -> None:
+        try:
+            claimed.append(run_claim(run_id=run.id)[0])
+        finally:
+            connection.close()  # this thread's own connection
+
+    url = child_database_url()
+    with psycopg.connect(url) as holder, psycopg.connect(url, autocommit=True) as observer:
+        holder.execute(
+            "UPDATE delegation_run SET status = %s, lease_token = gen_random_uuid(), "
+            "lease_expires_at = now() + interval '1 minute' WHERE id = %s",
+            [RunStatus.RUNNING, run.pk],
+        )
+        claimer = threading.Thread(target=claim)
+        claimer.start()
+        deadline = time.monotonic() + 10
+        waiting = 0
+        while not waiting and claimer.is_alive() and time.monotonic() < deadline:
+            waiting = observer.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            ).fetchone()[0]
+            time.sleep(0.02)
+        assert waiting == 1 and not claimed  # blocked behind the holder's lock
+        holder.commit()
+    claimer.join(10)
+    assert claimed == [None]  # the other worker's run: nothing to do here
