@@ -34,7 +34,9 @@ def _candidates(caller: Run) -> list[Agent]:
             n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path
         ]
         found = Agent.objects.filter(name__in=names, enabled=True, delegatable=True)
-        caller._delegation_candidates = list(found.select_related("access_group"))  # type: ignore[attr-defined]
+        caller._delegation_candidates = (  # type: ignore[attr-defined]
+            list(found.select_related("access_group")) if names else []  # a leaf asks nothing
+        )
     return caller._delegation_candidates  # type: ignore[attr-defined]
 
 

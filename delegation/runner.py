@@ -41,7 +41,7 @@ from delegation.strict import run_is_strict, strict_refusal
 from delegation.tool_calls import message_id_for, run_tool_calls, save_progress
 from delegation.transcript import pending_tool_calls
 from delegation.tree import delegation_reattempt
-from delegation.usage.services import usage_charge, usage_hold
+from delegation.usage.services import Charge, usage_charge, usage_hold
 
 logger = logging.getLogger(__name__)
 
@@ -186,10 +186,16 @@ def _model_call(
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(emitter, message_id_for(run, "text", run.steps), label)
     calls, usage = _stream(provider, request, stream, lease)
-    with transaction.atomic():  # the turn's tokens and the ledger row: one commit
+    spoken, step, usage_before = stream.text, run.steps, run.usage
+
+    def charge() -> Charge:
+        """The call's tokens on the turn's budget and its ledger row (at the step it was)."""
+        run.steps, run.usage = step, usage_before
         budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
-        charge = usage_charge(run=run, hold=hold, usage=usage, text=stream.text, calls=calls)
-    run.steps += 1
+        charged = usage_charge(run=run, hold=hold, usage=usage, text=spoken, calls=calls)
+        run.steps += 1
+        return charged
+
     if not calls and not stream.text.strip():
         stream.add("(The model returned an empty answer.)")
     if not calls:
@@ -201,16 +207,19 @@ def _model_call(
             for c in calls
         ]
     run.transcript = [*run.transcript, assistant]
-    # The message's end and the step are saved together; the step's write is fenced by the
-    # lease, so a run lost meanwhile keeps neither (nor sends the message's end).
+    # The call's ledger row, the message's end and the step are one commit; the step's write is
+    # fenced by the lease, so a run lost meanwhile keeps none of them (nor sends the message's
+    # end)...
     try:
         with transaction.atomic():
+            charged = charge()
             if stream.started:
                 citations = None if calls else run.citations
-                usage_shown = charge.message_usage()
-                stream.complete(usage=usage_shown, citations=citations)
+                stream.complete(usage=charged.message_usage(), citations=citations)
             save_progress(run, emitter)
     except RunStopped:
+        with transaction.atomic():  # ...but the call was made: what it cost stays on record
+            charge()
         stream.keep_text()
         raise
     if calls:

@@ -73,12 +73,22 @@ def run_tool_calls(
     return waiting and run_wait_or_continue(run=run)
 
 
+# What a caller never reads of its expert's run when taking its result.
+CHILD_WORKING = ("transcript", "task", "routing", "routing_request")
+
+
 def _delegation(
     run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID, *, fresh: bool
 ) -> str | None:
     """The result of a delegate call whose child has ended; None while it works (a call with
     no child yet starts one, or is refused with the refusal as its result)."""
-    child = None if fresh else run.children.filter(parent_tool_call_id=call["id"]).first()
+    child = (
+        None
+        if fresh
+        # The newest child of this call (a reattempt is a new child with the same call id);
+        # not the expert's own working (its transcript can be long): its ending only.
+        else run.children.filter(parent_tool_call_id=call["id"]).defer(*CHILD_WORKING).first()
+    )
     if child is None:
         return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
     if not child.is_final:

@@ -108,7 +108,9 @@ def usage_charge(
     )
     cached = min(usage.cached_tokens, prompt)
     cost = hold.quote.cost(prompt_tokens=prompt, cached_tokens=cached, completion_tokens=completion)
-    with transaction.atomic():
+    # The row and the settled spend commit together; inside a caller's transaction they are part
+    # of it (no savepoint: a failure here fails that transaction too).
+    with transaction.atomic(savepoint=False):
         UsageRecord.objects.create(
             created_at=hold.started_at,
             day=hold.day,

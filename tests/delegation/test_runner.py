@@ -15,6 +15,7 @@ from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
 from delegation.services import RunStopped, run_claim, run_create, run_save_progress
+from delegation.usage.models import UsageRecord
 from tests.factories import make_agent
 from tests.fake_openai import Reply, error, text, tool_call
 
@@ -211,6 +212,27 @@ def test_cancel_while_the_model_is_working_stops_before_any_tool_runs(user, agen
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED and len(fake_openai.requests) == 1
     assert not ChatMessage.objects.filter(run=run, role=MessageRole.TOOL).exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the fake server's thread cancels on its own connection
+def test_a_call_whose_run_was_stopped_meanwhile_is_still_on_the_ledger(user, agent, fake_openai):
+    """The step's commit (ledger row, message end, progress) is refused to a lost run, but the
+    call was made: its tokens and cost are written all the same, and nothing else is."""
+    run = start_run(user, agent)
+
+    def cancel_then_answer(body):
+        run_stop(run=Run.objects.get(pk=run.pk))
+        connection.close()  # this thread's connection would outlive the test database
+        return text("An answer nobody will see.")
+
+    fake_openai.fallback = cancel_then_answer
+    assert run_advance(run_id=run.id).status == "stopped"
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED and run.steps == 0
+    (row,) = UsageRecord.objects.filter(run_id=run.pk)
+    assert (row.step, row.prompt_tokens + row.completion_tokens) == (0, run.tree_tokens)
+    assert run.tree_tokens > 0
+    assert not ChatMessage.objects.filter(run=run, content__contains="nobody").exists()
 
 
 def test_cancelled_run_cannot_save_progress(user, agent):
