@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
-from config.db import row_or_none
+from config.prepared import PreparedLookup
 from delegation.budget import (
     budget_state,
     budget_take_delegation,
@@ -241,6 +241,11 @@ def _superseded_result(child: Run) -> dict[str, Any]:
 
 # What reporting a child's end never reads of its caller.
 CALLER_UNREAD = ("transcript", "references", "citations", "answer", "task", "routing_request")
+# The caller, locked, without what can be long (its transcript): who it is. Compiled once.
+_CALLER = PreparedLookup(
+    lambda run_id: Run.objects.select_for_update().defer(*CALLER_UNREAD).filter(pk=run_id),
+    key_field=Run._meta.pk,
+)
 
 
 def delegation_complete(*, child: Run) -> None:
@@ -248,11 +253,7 @@ def delegation_complete(*, child: Run) -> None:
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
     for the new attempt."""
     with transaction.atomic():
-        parent = row_or_none(
-            Run.objects.select_for_update()
-            .defer(*CALLER_UNREAD)  # its transcript can be long; this reads only who it is
-            .filter(pk=child.parent_id)
-        )
+        parent = _CALLER.row(child.parent_id)
         if parent is None:
             return
         superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")

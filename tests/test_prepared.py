@@ -17,6 +17,7 @@ from chat.models import ChatSession
 from config.prepared import PreparedLookup
 from delegation.models import Run, RunStatus
 from delegation.services import ROOT_UNREAD, run_claim, run_create, run_create_child
+from delegation.tree import CALLER_UNREAD
 from tests.databases import child_database_url
 from tests.factories import make_agent, make_user
 
@@ -62,6 +63,17 @@ def test_a_prepared_lookup_builds_what_the_orm_builds(child):
     # Converted as the ORM converts: JSON, UUIDs and datetimes, not the database's text.
     assert isinstance(prepared.agent_config, dict) and isinstance(prepared.root_id, uuid.UUID)
     assert prepared.deadline.tzinfo is not None
+
+
+def test_a_lookup_without_related_rows_defers_what_the_orm_defers(child):
+    def caller(run_id):
+        return Run.objects.select_for_update().defer(*CALLER_UNREAD).filter(pk=run_id)
+
+    with transaction.atomic():
+        prepared = PreparedLookup(caller, key_field=Run._meta.pk).row(child.root_id)
+        orm = caller(child.root_id).get()
+    assert values(prepared) == values(orm) and prepared.pk == child.root_id
+    assert prepared.get_deferred_fields() == orm.get_deferred_fields() == set(CALLER_UNREAD)
 
 
 def test_related_objects_come_with_the_row_at_no_further_query(child):
