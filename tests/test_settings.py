@@ -64,6 +64,27 @@ def test_redis_url_switches_on_redis_layer_and_broker():
     ]
 
 
+def test_postgres_prepares_repeated_statements_unless_switched_off():
+    code = (
+        "from django.db import connection as c; o = c.settings_dict['OPTIONS']; "
+        "print(o.get('server_side_binding'), o.get('prepare_threshold'))"
+    )
+    url = "postgres://postgres@127.0.0.1:5432/agent_platform"  # read, never connected to
+    on = manage("shell", "-v", "0", "-c", code, DATABASE_URL=url, DJANGO_DEBUG="true")
+    assert on.stdout.split() == ["True", "5"], on.stderr
+    off = manage(
+        "shell",
+        "-v",
+        "0",
+        "-c",
+        code,
+        DATABASE_URL=url,
+        DATABASE_PREPARE_THRESHOLD="",
+        DJANGO_DEBUG="true",
+    )
+    assert off.stdout.split() == ["None", "None"], off.stderr
+
+
 def test_channel_layer_reads_outlast_its_blocking_wait():
     # channels_redis blocks up to brpop_timeout per read; a shorter socket timeout kills idle
     # sockets (the redis client's default is 5 s, equal to the wait).
