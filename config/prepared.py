@@ -10,8 +10,9 @@ swaps the key into the parameters, runs the SQL and builds the objects the way D
 must never read), so this is ours; tests/test_prepared.py holds it to the ORM's answer, field by
 field, on SQLite and Postgres.
 
-The compiler's internals it reads (`select`, `klass_info`, `get_converters`, `apply_converters`,
-`get_related_populators`) are those `ModelIterable` itself uses in Django 5.2.
+The compiler's internals it reads (`select`, `klass_info`, `annotation_col_map`,
+`get_converters`, `apply_converters`, `get_related_populators`) are those `ModelIterable` itself
+uses in Django 5.2.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class _Compiled:
         self.start, self.end = fields[0], fields[-1] + 1
         self.init_list = [column[0].target.attname for column in select[self.start : self.end]]
         self.populators = get_related_populators(klass_info, select, using)
+        self.annotations = dict(self.compiler.annotation_col_map or {})
         self.using = using
 
     def row(self, key: Any) -> Model | None:
@@ -77,6 +79,8 @@ class _Compiled:
         obj = self.model.from_db(self.using, self.init_list, row[self.start : self.end])
         for populator in self.populators:
             populator.populate(row, obj)
+        for name, position in self.annotations.items():
+            setattr(obj, name, row[position])
         return obj
 
 

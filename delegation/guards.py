@@ -9,6 +9,7 @@ from django.utils.translation import ngettext
 from agents.knowledge.selectors import with_knowledge_flag
 from agents.models import Agent
 from agents.selectors import agent_usable_by
+from config.prepared import PreparedLookup
 from delegation.models import Run
 
 
@@ -66,13 +67,21 @@ def experts_out_of_reach(*, caller: Run) -> list[str]:
     return out
 
 
+# An expert by name, with its access group and knowledge flag: compiled once per connection.
+_TARGET = PreparedLookup(
+    lambda name: with_knowledge_flag(Agent.objects.select_related("access_group")).filter(
+        name=name
+    ),
+    key_field=Agent._meta.get_field("name"),
+)
+
+
 def delegation_check(*, caller: Run, target_name: str) -> Agent:
     """The target agent if every guard passes; else DelegationRefused saying which and why."""
     allowed = caller.agent_config.get("allowed_subagents", [])
     # Read now, not from the delivery's candidates: access or availability changed by an admin
     # since the model was offered the expert is enforced.
-    agents = with_knowledge_flag(Agent.objects.select_related("access_group"))
-    target = agents.filter(name=target_name).first()
+    target = _TARGET.row(target_name)
     if target is None:
         raise DelegationRefused(
             "delegation_unknown_target",

@@ -13,6 +13,9 @@ from django.db import connection, transaction
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
+from agents.knowledge.models import KnowledgeBase
+from agents.knowledge.selectors import with_knowledge_flag
+from agents.models import Agent
 from chat.models import ChatSession
 from config.prepared import PreparedLookup
 from delegation.models import Run, RunStatus
@@ -74,6 +77,19 @@ def test_a_lookup_without_related_rows_defers_what_the_orm_defers(child):
         orm = caller(child.root_id).get()
     assert values(prepared) == values(orm) and prepared.pk == child.root_id
     assert prepared.get_deferred_fields() == orm.get_deferred_fields() == set(CALLER_UNREAD)
+
+
+def test_annotations_and_a_text_key_come_out_as_the_orm_gives_them(child):
+    def expert(name):
+        return with_knowledge_flag(Agent.objects.select_related("access_group")).filter(name=name)
+
+    KnowledgeBase.objects.create(name="hr", display_name="HR").agents.add(child.agent)
+    lookup = PreparedLookup(expert, key_field=Agent._meta.get_field("name"))
+    prepared, orm = lookup.row("expert"), expert("expert").get()
+    assert values(prepared) == values(orm)
+    assert prepared.linked_knowledge is orm.linked_knowledge is True
+    assert lookup.row("entry").linked_knowledge is False
+    assert lookup.row("nobody") is None
 
 
 def test_related_objects_come_with_the_row_at_no_further_query(child):
