@@ -8,10 +8,10 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q
 
-from chat.models import ChatSession, MessageRole
+from chat.models import ChatSession, MessageRole, MessageStatus
 from chat.selectors import message_as_event_data, session_messages
 from config.errors import NotFound
-from delegation.models import FINAL_STATUSES, Run
+from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.routing.selectors import session_modes
 
 
@@ -63,10 +63,38 @@ def session_snapshot(*, session: ChatSession, run_ids: set[Any] | None = None) -
     active = session_active_run(session=session)
     return {
         "session": {"id": str(session.id), "title": session.title},
-        "messages": [message_as_event_data(m) for m in messages],
+        "messages": _as_shown([message_as_event_data(m) for m in messages]),
         "active_run_id": str(active.id) if active else None,
         "modes": session_modes(session=session),
     }
+
+
+def orphan_status(run_status: str) -> str:
+    """The status an agent message still streaming after its run ended is closed with."""
+    return MessageStatus.CANCELLED if run_status == RunStatus.CANCELLED else MessageStatus.FAILED
+
+
+def _as_shown(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages as the page should show them: one still saved as streaming although its run
+    has ended is a late start the end did not see (its worker closes or removes the row at its
+    next write, with no event): shown closed as its run ended, or left out if it is empty."""
+    streaming = {
+        m["run_id"]
+        for m in messages
+        if m["status"] == MessageStatus.STREAMING and m["role"] == MessageRole.AGENT
+    }
+    if not streaming:
+        return messages
+    runs = Run.objects.filter(pk__in=streaming, status__in=FINAL_STATUSES)
+    ended = {str(run_id): status for run_id, status in runs.values_list("id", "status")}
+    shown = []
+    for message in messages:
+        run_status = ended.get(message["run_id"], "")
+        if message["status"] != MessageStatus.STREAMING or not run_status:
+            shown.append(message)
+        elif message["content"]:
+            shown.append({**message, "status": orphan_status(run_status)})
+    return shown
 
 
 def model_history(*, session: ChatSession) -> list[dict[str, Any]]:

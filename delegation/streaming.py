@@ -11,7 +11,8 @@ from django.conf import settings
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from delegation.emitter import RunEmitter
-from delegation.models import FINAL_STATUSES, Run, RunStatus
+from delegation.models import FINAL_STATUSES, Run
+from delegation.selectors import orphan_status
 from delegation.services import run_heartbeat
 
 PERSIST_INTERVAL = 0.3  # seconds between saves of partial text (and cancellation checks)
@@ -103,8 +104,9 @@ class MessageStream:
         if not shown:
             rows.filter(status=MessageStatus.STREAMING).delete()
             return
-        final = MessageStatus.CANCELLED if ended == RunStatus.CANCELLED else MessageStatus.FAILED
-        rows.filter(status=MessageStatus.STREAMING).update(content=shown, status=final)
+        rows.filter(status=MessageStatus.STREAMING).update(
+            content=shown, status=orphan_status(ended)
+        )
 
     @property
     def started(self) -> bool:
