@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.db import models
 from rest_framework import serializers
+
+_NOT_BLANK = "This field may not be blank."
 
 
 class _Strict:
@@ -27,6 +30,13 @@ class StrictCharField(_Strict, serializers.CharField):
     """A string, never a number turned into one."""
 
     json_types, type_name = (str,), "string"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if self.trim_whitespace and not self.allow_blank:
+            # Spaces alone are trimmed to blank and refused: the schema says so (`pattern`),
+            # so a client (or a fuzzer) reading it knows "\f" is not a message.
+            self.validators.append(RegexValidator(r"\S", message=_NOT_BLANK))
 
 
 class StrictUUIDField(_Strict, serializers.UUIDField):

@@ -191,3 +191,14 @@ def test_send_while_a_turn_runs_is_refused(api, user, entry_agent):
     response = api.post(f"/api/v1/sessions/{sid}/messages/", {"text": "second"}, format="json")
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "turn_in_progress"
+
+
+@pytest.mark.parametrize("spaces", ["\f", " \t\n", "\u3000"])  # the last: a CJK full-width space
+def test_a_message_of_spaces_alone_is_refused_as_its_schema_says(api, entry_agent, spaces):
+    sent = api.post(f"/api/v1/sessions/{uuid.uuid4()}/messages/", {"text": spaces}, format="json")
+    assert sent.status_code == 400
+    assert sent.json()["error"]["details"]["text"] == ["This field may not be blank."]
+    schema = api.get("/api/schema/", {"format": "json"}).json()
+    text = schema["components"]["schemas"]["MessageSendRequest"]["properties"]["text"]
+    assert text["minLength"] == 1 and text["pattern"] == r"\S"  # what a client can check first
+    assert not ChatMessage.objects.exists()
