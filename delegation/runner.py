@@ -196,31 +196,26 @@ def _model_call(
         run.steps += 1
         return charged
 
-    if not calls and not stream.text.strip():
-        stream.add("(The model returned an empty answer.)")
-    if not calls:
-        stream.text, run.citations = _final_answer(run, stream.text)
-    assistant: dict[str, Any] = {"role": "assistant", "content": stream.text or None}
-    if calls:
-        assistant["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in calls
-        ]
-    run.transcript = [*run.transcript, assistant]
     # The call's ledger row, the message's end and the step are one commit; the step's write is
     # fenced by the lease, so a run lost meanwhile keeps none of them (nor sends the message's
     # end)...
     try:
+        if not calls and not stream.text.strip():
+            stream.add("(The model returned an empty answer.)")
+        if not calls:
+            stream.text, run.citations = _final_answer(run, stream.text)
+        run.transcript = [*run.transcript, _assistant_entry(stream.text, calls)]
         with transaction.atomic():
             charged = charge()
             if stream.started:
                 citations = None if calls else run.citations
                 stream.complete(usage=charged.message_usage(), citations=citations)
             save_progress(run, emitter)
-    except RunStopped:
+    except Exception as exc:
         with transaction.atomic():  # ...but the call was made: what it cost stays on record
             charge()
-        stream.keep_text()
+        if isinstance(exc, RunStopped):
+            stream.keep_text()
         raise
     if calls:
         waiting = run_tool_calls(
@@ -228,6 +223,17 @@ def _model_call(
         )
         return WAITING if waiting else CONTINUE
     return StepResult(StepKind.ANSWERED, stream.text)
+
+
+def _assistant_entry(text: str, calls: list[Any]) -> dict[str, Any]:
+    """The model's answer as a transcript entry: its text and the tool calls it asked for."""
+    entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        entry["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in calls
+        ]
+    return entry
 
 
 def _final_answer(run: Run, text: str) -> tuple[str, list[dict[str, Any]]]:
