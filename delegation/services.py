@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -20,6 +21,8 @@ from config.prepared import PreparedLookup
 from delegation.budget import budget_initial
 from delegation.humans.models import InboxItem, ItemStatus
 from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
+
+logger = logging.getLogger(__name__)
 
 ADVANCE_RUN = "delegation.advance_run"  # the Celery task (delegation.tasks), enqueued by name
 
@@ -144,6 +147,13 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
         # A run left `running` by a worker whose lease expired is taken over: that worker may
         # have sent events it never saved, so this delivery's event numbers skip ahead.
         run.taken_over = run.status == RunStatus.RUNNING
+        if run.taken_over:
+            logger.warning(
+                "run %s taken over from worker %r: its lease expired at %s",
+                run.pk,
+                run.worker,
+                run.lease_expires_at,
+            )
         run.status = RunStatus.RUNNING
         run.started_at = run.started_at or now
         run.lease_expires_at = _lease()

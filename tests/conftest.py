@@ -20,6 +20,18 @@ from tests.fake_openai import FakeOpenAI
 periodic.prevent_start()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A failed test that ran servers or workers (tests/e2e) shows what they logged meanwhile."""
+    report = yield
+    if report.failed and report.when in ("setup", "call"):
+        from tests.e2e.conftest import followed_logs
+
+        for title, text in followed_logs(item):
+            report.sections.append((title, text))
+    return report
+
+
 @pytest.fixture(autouse=True)
 def embedded_mode(request: pytest.FixtureRequest, settings) -> Iterator[None]:
     """In-process tasks and in-memory layer unless marked distributed; instant offline model."""

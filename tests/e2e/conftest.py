@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from tests.databases import child_database_url
 from tests.postgres import other_sessions_closed
 
 ROOT = Path(__file__).resolve().parents[2]
+FOLLOWED_LOGS = pytest.StashKey[dict[str, tuple[Path, int]]]()
 
 
 def require_distributed() -> None:
@@ -43,11 +45,14 @@ class Workers:
     """Starts real `celery worker` processes (prefork, 2 children, with `-B` beat if asked) on
     the test database and Redis; kills them with SIGKILL or stops them at teardown."""
 
-    def __init__(self) -> None:
+    def __init__(self, node: pytest.Item | None = None) -> None:
         self.processes: list[subprocess.Popen] = []
+        self.node = node
 
     def start(self, name: str = "w1", *, beat: bool = False, **env: str) -> subprocess.Popen:
         """A ready worker whose environment adds `env`."""
+        if self.node is not None:
+            follow_log(self.node, f"celery-{name}.log")
         full_env = {
             **os.environ,
             "DATABASE_URL": child_database_url(),
@@ -102,10 +107,10 @@ class Workers:
 
 
 @pytest.fixture
-def workers(django_db_setup, flush_redis) -> Iterator[Workers]:
+def workers(django_db_setup, flush_redis, request: pytest.FixtureRequest) -> Iterator[Workers]:
     """Start Celery workers as the test needs them."""
     require_distributed()
-    started = Workers()
+    started = Workers(request.node)
     try:
         yield started
     finally:
@@ -122,6 +127,34 @@ def _log_file(name: str) -> Any:
     """An append-mode log under test-output/ that a child process writes to."""
     (ROOT / "test-output").mkdir(exist_ok=True)
     return open(ROOT / "test-output" / name, "ab")  # noqa: SIM115  (outlives this function)
+
+
+# An access line: 127.0.0.1:41702 - - [23/Nov/2026:20:28:48] "GET /" 200 6369
+ACCESS_LINE = re.compile(r"\d+ - - \[\d\d/\w+/\d{4}:")
+
+
+def follow_log(node: pytest.Item, name: str) -> None:
+    """Have a failing test's report show what the server writing test-output/`name` logged
+    during the test (its warnings, errors and tracebacks; access lines left out), so a failure
+    in CI explains itself (tests/conftest.py, pytest_runtest_makereport)."""
+    path = ROOT / "test-output" / name
+    offset = path.stat().st_size if path.exists() else 0
+    logs = node.stash.setdefault(FOLLOWED_LOGS, {})
+    logs.setdefault(name, (path, offset))
+
+
+def followed_logs(node: pytest.Item, lines: int = 80) -> list[tuple[str, str]]:
+    """(title, text) of each log the test followed: its last `lines` lines other than access."""
+    sections = []
+    for name, (path, offset) in node.stash.get(FOLLOWED_LOGS, {}).items():
+        if not path.exists():
+            continue
+        with open(path, "rb") as log:
+            log.seek(offset)
+            text = log.read().decode("utf-8", "replace")
+        kept = [line for line in text.splitlines() if not ACCESS_LINE.search(line)]
+        sections.append((f"test-output/{name} during the test", "\n".join(kept[-lines:])))
+    return sections
 
 
 def _wait_ready(process: subprocess.Popen, name: str, timeout: float = 30) -> None:
@@ -146,50 +179,14 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def asgi_server(django_db_setup) -> Iterator[str]:
-    """A real daphne process serving the app on the test database; yields its base URL."""
-    import socket
-
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": child_database_url(),
-        "OFFLINE_MODEL_DELAY_MS": "30",
-        "DJANGO_DEBUG": "true",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    env.pop("REDIS_URL", None)  # one process: in-memory layer, in-process pool
-    log = _log_file("daphne.log")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "config.asgi:application",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("daphne did not start; see test-output/daphne.log") from None
-            time.sleep(0.1)
+def asgi_server(django_db_setup, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A real daphne process serving the app on the test database (embedded: in-memory layer,
+    in-process pool); yields its base URL."""
+    server = AsgiServer({}, request.node).start()
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield server.url
     finally:
-        process.terminate()
-        process.wait(timeout=15)
+        server.stop()
         other_sessions_closed()  # DROP DATABASE must not race a dead backend
 
 
@@ -258,35 +255,74 @@ def session_cookie(user: Any) -> str:
 CHROMIUM = "/usr/bin/chromium"
 
 
-@pytest.fixture
-def browser_page() -> Iterator[object]:
-    """A page in Debian's headless Chromium driven by Playwright (never a downloaded browser)."""
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+class _Chromium:
+    """One Chromium for a test module, launched on first use and again if it died: starting
+    Playwright and a browser per test cost about 1.3 s each, a fresh context is 0.35 s."""
+
+    def __init__(self, playwright: Any) -> None:
+        self.playwright = playwright
+        self.browser: Any = None
+
+    def get(self) -> Any:
+        """A connected browser."""
+        if self.browser is None or not self.browser.is_connected():
+            self.browser = self.playwright.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS
+            )
+        return self.browser
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[_Chromium]:
+    """Debian's headless Chromium driven by Playwright (never a downloaded browser), shared by a
+    module's browser tests; each test gets its own context (cookies, storage, permissions).
+
+    Playwright's sync API keeps its event loop running on this thread while it lives, which
+    Django takes for async code: the module's own database work (fixtures, checks) is allowed
+    with DJANGO_ALLOW_ASYNC_UNSAFE, for this module only (the servers under test are separate
+    processes, untouched). Module scope, not session: a plain `pytest` over the whole suite
+    would otherwise run its async tests beside a foreign running loop."""
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI") == "true":
             pytest.fail("chromium is not installed; .ci/run installs it (apt-get install chromium)")
         pytest.skip("chromium is not installed: apt-get install chromium")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        page = browser.new_page(viewport={"width": 1100, "height": 760})
-        page.console_errors = []
-        page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
-        page.on("pageerror", lambda e: page.console_errors.append(f"uncaught: {e}"))
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        shared = _Chromium(playwright)
         try:
-            yield page
+            yield shared
         finally:
-            browser.close()
+            if shared.browser is not None:
+                shared.browser.close()
+
+
+@pytest.fixture
+def browser_page(chromium: _Chromium) -> Iterator[object]:
+    """A page in a fresh browser context (nothing carried over from another test); every context
+    the test opened on the browser is closed afterwards."""
+    browser = chromium.get()
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    page.on("pageerror", lambda e: page.console_errors.append(f"uncaught: {e}"))
+    try:
+        yield page
+    finally:
+        for opened in list(browser.contexts):  # a test may open more (a second user's page)
+            opened.close()
 
 
 def screenshot(page: object, name: str) -> None:
@@ -319,7 +355,9 @@ class AsgiServer:
     again; the environment adds `env` (e.g. the fake OpenAI server's URL). Without REDIS_URL in
     `env` it runs embedded (in-memory layer, in-process pool); with it, distributed."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], node: pytest.Item | None = None) -> None:
+        if node is not None:
+            follow_log(node, "daphne.log")
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -373,13 +411,13 @@ class AsgiServer:
 
 
 @pytest.fixture
-def start_asgi_server(django_db_setup) -> Iterator[Any]:
+def start_asgi_server(django_db_setup, request: pytest.FixtureRequest) -> Iterator[Any]:
     """Start daphne processes with extra environment: `start_asgi_server(**env)`; all are
     stopped at teardown. Request it (and create data) before `browser_page`."""
     servers: list[AsgiServer] = []
 
     def start(**env: str) -> AsgiServer:
-        server = AsgiServer(env).start()
+        server = AsgiServer(env, request.node).start()
         servers.append(server)
         return server
 

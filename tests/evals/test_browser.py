@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 
-from tests.e2e.conftest import browser_page, screenshot, start_asgi_server  # noqa: F401
+from tests.e2e.conftest import browser_page, chromium, screenshot, start_asgi_server  # noqa: F401
 from tests.evals.conftest import make_case, make_suite
 from tests.factories import make_agent
 

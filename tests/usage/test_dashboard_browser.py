@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.e2e.conftest import browser_page, screenshots, start_asgi_server  # noqa: F401
+from tests.e2e.conftest import browser_page, chromium, screenshots, start_asgi_server  # noqa: F401
 from tests.factories import make_user
 from tests.usage.conftest import record
 
