@@ -6,10 +6,11 @@ import uuid
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.selectors import agent_entry_for
-from chat.models import ChatMessage, ChatPreference, ChatSession
+from chat.models import ChatMessage, ChatPreference, ChatSession, MessageStatus
 from config.errors import AppError
 
 
@@ -31,7 +32,7 @@ def message_upsert(
 
     NUL characters (which Postgres cannot store) are dropped from model-written text.
     """
-    content = content.replace("\x00", "") if "\x00" in content else content
+    content = _storable(content)
     ChatMessage.objects.bulk_create(
         [
             ChatMessage(
@@ -61,6 +62,19 @@ def message_upsert(
             "updated_at",
         ],
     )
+
+
+def message_text_save(*, message_id: uuid.UUID, content: str) -> int:
+    """Save a streaming agent message's text so far (a partial save mid-stream): 1, or 0 when
+    the message is no longer streaming (its run's end closed it, or removed it)."""
+    return ChatMessage.objects.filter(pk=message_id, status=MessageStatus.STREAMING).update(
+        content=_storable(content), updated_at=timezone.now()
+    )
+
+
+def _storable(text: str) -> str:
+    """`text` without NUL characters, which Postgres cannot store."""
+    return text.replace("\x00", "") if "\x00" in text else text
 
 
 def session_title_from(text: str) -> str:

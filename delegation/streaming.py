@@ -7,9 +7,10 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from chat.services import message_upsert
+from chat.services import message_text_save, message_upsert
 from delegation.emitter import RunEmitter
 from delegation.models import FINAL_STATUSES, Run
 from delegation.selectors import orphan_status
@@ -40,9 +41,7 @@ class MessageStream:
         if now - self._flushed_at >= settings.EVENT_COALESCE_MS / 1000:
             self._flush(now)
         if now - self._saved_at >= PERSIST_INTERVAL:
-            # Raises RunStopped once the run ended elsewhere; saves how many events were sent.
-            run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
-            self._save(MessageStatus.STREAMING)
+            self._checkpoint()
             self._saved_at = now
 
     def complete(
@@ -107,6 +106,14 @@ class MessageStream:
         rows.filter(status=MessageStatus.STREAMING).update(
             content=shown, status=orphan_status(ended)
         )
+
+    def _checkpoint(self) -> None:
+        """Mid-stream, in one transaction (one commit, one turn of SQLite's single writer, which
+        100 streams share): renew the lease, record how many events were sent, save the text so
+        far. Raises RunStopped once the run ended elsewhere, saving nothing."""
+        with transaction.atomic():
+            run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
+            message_text_save(message_id=self.message_id, content=self.text)
 
     @property
     def started(self) -> bool:

@@ -1,0 +1,71 @@
+"""A streaming message's checkpoints: text so far, lease and event number saved together in one
+transaction; a run stopped meanwhile saves nothing and a closed message is never reopened."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from chat.models import ChatMessage, ChatSession, MessageStatus
+from delegation import streaming
+from delegation.emitter import RunEmitter
+from delegation.models import Run, RunStatus
+from delegation.services import RunStopped, run_claim, run_create
+from delegation.streaming import MessageStream
+from tests.factories import make_agent
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def stream(user, monkeypatch) -> MessageStream:
+    """A stream of a claimed run that checkpoints at every piece of text."""
+    monkeypatch.setattr(streaming, "PERSIST_INTERVAL", 0)
+    agent = make_agent("solo")
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
+    created = run_create(agent=agent, user=user, session=session, task="q", transcript=[])
+    run, _ = run_claim(run_id=created.pk, worker="w")
+    return MessageStream(RunEmitter(run), uuid.uuid4(), "offline")
+
+
+def saved(stream: MessageStream) -> tuple[str, str]:
+    return ChatMessage.objects.values_list("content", "status").get(pk=stream.message_id)
+
+
+def test_text_so_far_lease_and_event_number_are_saved_in_one_commit(stream):
+    stream.add("Hello")
+    run = Run.objects.get(pk=stream.emitter.run.pk)
+    before = run.lease_expires_at
+    with CaptureQueriesContext(connection) as queries:
+        stream.add(", world")
+    run.refresh_from_db()
+    assert saved(stream) == ("Hello, world", MessageStatus.STREAMING)
+    assert run.lease_expires_at > before
+    assert run.last_seq == stream.emitter.seq
+    statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    assert statements.count("UPDATE") == 2
+    assert statements.count("COMMIT") + statements.count("RELEASE") == 1, statements
+
+
+def test_a_run_stopped_meanwhile_saves_nothing_more(stream):
+    stream.add("Hello")
+    Run.objects.filter(pk=stream.emitter.run.pk).update(status=RunStatus.CANCELLED)
+    with pytest.raises(RunStopped):
+        stream.add(", world")
+    assert saved(stream) == ("Hello", MessageStatus.STREAMING)
+
+
+def test_a_message_closed_by_its_runs_end_is_never_reopened(stream):
+    stream.add("Hello")
+    ChatMessage.objects.filter(pk=stream.message_id).update(status=MessageStatus.CANCELLED)
+    stream.add(", world")  # the lease is still ours here: only the message was closed
+    assert saved(stream) == ("Hello", MessageStatus.CANCELLED)
+
+
+def test_nul_characters_are_dropped_from_saved_text(stream):
+    stream.add("a\x00b")
+    stream.add("c")
+    assert saved(stream)[0] == "abc"
