@@ -53,7 +53,7 @@ test: test-embedded test-distributed  ## set up and run every test: SQLite pass,
 # Two workers (pytest-xdist): each has its own SQLite file, Postgres test database and Redis db.
 TEST_WORKERS ?= 2
 
-# Browser tests run one at a time after the rest: a real chromium per test is timing-sensitive
+# Browser tests run one at a time after the rest: a real chromium per module is timing-sensitive
 # on two shared cores.
 BROWSER_TESTS := tests/*/*browser*.py
 
