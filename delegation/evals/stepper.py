@@ -250,15 +250,18 @@ def _finish(run: EvalRun) -> None:
 
 
 def _settle(run: EvalRun, status: str) -> None:
-    """The run's end: its verdict against the threshold, then what the gate does with it."""
+    """The run's end: its verdict against the threshold, then what the gate does with it. The
+    same write gives the lease back: an ended run is held by no task (one that reads it ended
+    never sees a task still holding it)."""
     run.refresh_from_db()
     run.status = status
+    run.lease_token = None
     run.finished_at = run.finished_at or timezone.now()
     run.succeeded = (
         status == EvalRunStatus.FINISHED
         and run.total > 0
         and run.passed * 100 >= run.threshold * run.total
     )
-    run.save(update_fields=["status", "finished_at", "succeeded"])
+    run.save(update_fields=["status", "finished_at", "succeeded", "lease_token"])
     if run.draft_id is not None:
         draft_decide(draft=run.draft)
