@@ -9,7 +9,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from agents.knowledge.tools import knowledge_tool_keys_for
@@ -171,10 +172,11 @@ def _held(run: Run) -> Any:
 
 
 def run_heartbeat(*, run: Run, seq: int | None = None) -> None:
-    """Renew the lease (and save the last event number sent); RunStopped if not ours."""
+    """Renew the lease (and save the last event number sent, never lowering it: a stream's
+    checkpoint can land after its step's own save); RunStopped if not ours."""
     fields: dict[str, Any] = {"lease_expires_at": _lease()}
     if seq is not None:
-        fields["last_seq"] = seq
+        fields["last_seq"] = Greatest("last_seq", Value(seq))
     if not _held(run).update(**fields):
         raise RunStopped
 

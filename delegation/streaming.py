@@ -7,14 +7,15 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from chat.services import message_text_save, message_upsert
+from chat.services import message_upsert
+from delegation.checkpoints import Checkpoint, checkpoint_write, checkpoints
 from delegation.emitter import RunEmitter
 from delegation.models import FINAL_STATUSES, Run
 from delegation.selectors import orphan_status
-from delegation.services import run_heartbeat
+from delegation.services import RunStopped
 
 PERSIST_INTERVAL = 0.3  # seconds between saves of partial text (and cancellation checks)
 
@@ -31,9 +32,13 @@ class MessageStream:
         self._saved_at = 0.0
         self._flushed_at = 0.0
         self._started = False
+        self._checkpoint = Checkpoint(run=emitter.run, message_id=message_id)
 
     def add(self, piece: str) -> None:
-        """Take a piece of text; emit and persist in batches."""
+        """Take a piece of text; emit and persist in batches. Raises RunStopped once a
+        checkpoint found the run no longer ours."""
+        if self._checkpoint.lost.is_set():
+            raise RunStopped
         if not self._started:
             self._start()
         self.text += piece
@@ -41,7 +46,7 @@ class MessageStream:
         if now - self._flushed_at >= settings.EVENT_COALESCE_MS / 1000:
             self._flush(now)
         if now - self._saved_at >= PERSIST_INTERVAL:
-            self._checkpoint()
+            self._save_so_far()
             self._saved_at = now
 
     def complete(
@@ -56,6 +61,7 @@ class MessageStream:
         which undoes this save (and its events) when the run is no longer ours."""
         if not self._started:
             self._start()
+        checkpoints().withdraw(self._checkpoint)
         self._flush(time.monotonic())
         self._save(status, citations, usage)
         self.emitter.streaming.discard(self.message_id)
@@ -72,6 +78,7 @@ class MessageStream:
     def persist(self) -> None:
         """Save the text so far, still streaming (the run's end closes the message)."""
         if self._started:
+            checkpoints().withdraw(self._checkpoint, settled=True)
             self._save(MessageStatus.STREAMING)
 
     def keep_text(self) -> None:
@@ -80,6 +87,7 @@ class MessageStream:
         the saved message, without changing its status or emitting."""
         if not self._started:
             return
+        checkpoints().withdraw(self._checkpoint, settled=True)
         shown = self.text[: self._sent]
         rows = ChatMessage.objects.filter(pk=self.message_id)
         saved = rows.values_list("content", "status").first()
@@ -107,13 +115,15 @@ class MessageStream:
             content=shown, status=orphan_status(ended)
         )
 
-    def _checkpoint(self) -> None:
-        """Mid-stream, in one transaction (one commit, one turn of SQLite's single writer, which
-        100 streams share): renew the lease, record how many events were sent, save the text so
-        far. Raises RunStopped once the run ended elsewhere, saving nothing."""
-        with transaction.atomic():
-            run_heartbeat(run=self.emitter.run, seq=self.emitter.seq)
-            message_text_save(message_id=self.message_id, content=self.text)
+    def _save_so_far(self) -> None:
+        """Mid-stream: have the text so far saved, with the run's lease renewed and the number
+        of events sent, by the process's checkpoint thread (delegation.checkpoints): this
+        thread never waits on the database mid-answer. Inside a transaction (nothing outside
+        it can see its rows: tests) the stream writes its checkpoint itself."""
+        if not connection.in_atomic_block:
+            checkpoints().offer(self._checkpoint, self.text, self.emitter.seq)
+            return
+        checkpoint_write(self._checkpoint, self.text, self.emitter.seq)
 
     @property
     def started(self) -> bool:

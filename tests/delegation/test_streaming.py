@@ -1,5 +1,6 @@
 """A streaming message's checkpoints: text so far, lease and event number saved together in one
-transaction; a run stopped meanwhile saves nothing and a closed message is never reopened."""
+transaction, by the process's checkpoint thread (or by the stream itself inside a transaction);
+a run stopped meanwhile saves nothing and stops the stream; a closed message is never reopened."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from django.test.utils import CaptureQueriesContext
 
 from chat.models import ChatMessage, ChatSession, MessageStatus
 from delegation import streaming
+from delegation.checkpoints import checkpoints
 from delegation.emitter import RunEmitter
 from delegation.models import Run, RunStatus
-from delegation.services import RunStopped, run_claim, run_create
+from delegation.services import RunStopped, run_claim, run_create, run_heartbeat
 from delegation.streaming import MessageStream
 from tests.factories import make_agent
 
@@ -24,6 +26,10 @@ pytestmark = pytest.mark.django_db
 def stream(user, monkeypatch) -> MessageStream:
     """A stream of a claimed run that checkpoints at every piece of text."""
     monkeypatch.setattr(streaming, "PERSIST_INTERVAL", 0)
+    return new_stream(user)
+
+
+def new_stream(user) -> MessageStream:
     agent = make_agent("solo")
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
     created = run_create(agent=agent, user=user, session=session, task="q", transcript=[])
@@ -69,3 +75,59 @@ def test_nul_characters_are_dropped_from_saved_text(stream):
     stream.add("a\x00b")
     stream.add("c")
     assert saved(stream)[0] == "abc"
+
+
+def test_the_event_number_saved_never_goes_back(stream):
+    run = stream.emitter.run
+    Run.objects.filter(pk=run.pk).update(last_seq=10)
+    run_heartbeat(run=run, seq=4)  # a checkpoint landing after its step's own save
+    assert Run.objects.get(pk=run.pk).last_seq == 10
+    run_heartbeat(run=run, seq=12)
+    assert Run.objects.get(pk=run.pk).last_seq == 12
+
+
+# Outside a transaction (as a worker streams), the checkpoint thread writes: the stream only
+# hands its text over. `flush()` waits for every offer made before it.
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_checkpoint_thread_saves_the_text_the_lease_and_the_event_number(user, monkeypatch):
+    monkeypatch.setattr(streaming, "PERSIST_INTERVAL", 0)
+    stream = new_stream(user)
+    before = Run.objects.get(pk=stream.emitter.run.pk).lease_expires_at
+    with CaptureQueriesContext(connection) as queries:
+        stream.add("Hello")
+        stream.add(", world")
+    assert not any(q["sql"].startswith("UPDATE") for q in queries.captured_queries)
+    checkpoints().flush()
+    run = Run.objects.get(pk=stream.emitter.run.pk)
+    assert saved(stream) == ("Hello, world", MessageStatus.STREAMING)
+    assert run.lease_expires_at > before
+    assert run.last_seq == stream.emitter.seq
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_lost_meanwhile_keeps_no_text_and_stops_the_stream(user, monkeypatch):
+    monkeypatch.setattr(streaming, "PERSIST_INTERVAL", 0)
+    stream = new_stream(user)
+    stream.add("Hello")
+    checkpoints().flush()
+    Run.objects.filter(pk=stream.emitter.run.pk).update(lease_token=uuid.uuid4())  # taken over
+    stream.add(", world")
+    checkpoints().flush()
+    assert saved(stream) == ("Hello", MessageStatus.STREAMING)
+    with pytest.raises(RunStopped):
+        stream.add("!")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_nothing_a_stream_offered_overwrites_its_end(user, monkeypatch):
+    monkeypatch.setattr(streaming, "PERSIST_INTERVAL", 0)
+    stream = new_stream(user)
+    stream.add("Hel")
+    offered = stream._checkpoint
+    stream.add("lo")
+    stream.complete(usage={})  # withdraws its offer; one taken just before must not win either
+    checkpoints().offer(offered, "Hel", 0)
+    checkpoints().flush()
+    assert saved(stream) == ("Hello", MessageStatus.COMPLETED)
