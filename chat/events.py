@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import uuid
 from typing import Any
 
 from channels.layers import get_channel_layer
 from django.db import transaction
+
+from config.per_process import PerProcess
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +107,6 @@ class _Sender:
     """
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self.loop = asyncio.new_event_loop()
         self.queue: asyncio.Queue[tuple[str, dict[str, Any]] | threading.Event] | None = None
         ready = threading.Event()
@@ -151,20 +151,16 @@ class _Sender:
                 logger.warning("could not send %s to %s", event["type"], group, exc_info=True)
 
 
-_sender_instance: _Sender | None = None
-_sender_lock = threading.Lock()
+_SENDER = PerProcess(_Sender)
 
 
 def _sender() -> _Sender:
     """This process's sender (a forked worker child starts its own)."""
-    global _sender_instance
-    with _sender_lock:
-        if _sender_instance is None or _sender_instance.pid != os.getpid():
-            _sender_instance = _Sender()
-        return _sender_instance
+    return _SENDER.get()
 
 
 def flush_events(timeout: float = 5.0) -> None:
     """Block until the events emitted so far were handed to the channel layer."""
-    if _sender_instance is not None and _sender_instance.pid == os.getpid():
-        _sender_instance.flush(timeout)
+    sender = _SENDER.current()
+    if sender is not None:
+        sender.flush(timeout)

@@ -12,7 +12,6 @@ stream raises RunStopped at its next piece of text, as its own heartbeat used to
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import uuid
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 
 from chat.services import message_text_save
+from config.per_process import PerProcess
 from delegation.models import Run
 from delegation.services import RunStopped, run_heartbeat
 
@@ -44,7 +44,6 @@ class Checkpoints:
     """The process's writing thread and the checkpoints waiting for it."""
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self._waiting: dict[uuid.UUID, tuple[Checkpoint, str, int]] = {}
         self._lock = threading.Lock()
         self._writing = threading.Lock()  # held while offers taken are being written
@@ -112,14 +111,9 @@ def _write(checkpoint: Checkpoint, text: str, seq: int) -> None:
         logger.warning("saving message %s failed", checkpoint.message_id, exc_info=True)
 
 
-_CHECKPOINTS: Checkpoints | None = None
-_CHECKPOINTS_LOCK = threading.Lock()
+_CHECKPOINTS = PerProcess(Checkpoints)
 
 
 def checkpoints() -> Checkpoints:
     """This process's checkpoint writer (a forked worker starts its own)."""
-    global _CHECKPOINTS
-    with _CHECKPOINTS_LOCK:
-        if _CHECKPOINTS is None or _CHECKPOINTS.pid != os.getpid():
-            _CHECKPOINTS = Checkpoints()
-        return _CHECKPOINTS
+    return _CHECKPOINTS.get()

@@ -9,13 +9,13 @@ threads waking under one GIL.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 
 from django.conf import settings
 from django.db import connection
 
+from config.per_process import PerProcess
 from delegation.models import Run
 from delegation.services import RunStopped, run_heartbeat
 
@@ -50,7 +50,6 @@ class _Keeper:
     """The process's renewing thread and the leases it holds."""
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self._held: set[LeaseKeeper] = set()
         self._changed = threading.Condition()
         threading.Thread(target=self._loop, daemon=True, name="lease-keeper").start()
@@ -99,14 +98,9 @@ class _Keeper:
                 connection.close()
 
 
-_KEEPER: _Keeper | None = None
-_KEEPER_LOCK = threading.Lock()
+_KEEPER = PerProcess(_Keeper)
 
 
 def _keeper() -> _Keeper:
     """This process's keeper (a forked worker starts its own: threads do not survive a fork)."""
-    global _KEEPER
-    with _KEEPER_LOCK:
-        if _KEEPER is None or _KEEPER.pid != os.getpid():
-            _KEEPER = _Keeper()
-        return _KEEPER
+    return _KEEPER.get()
