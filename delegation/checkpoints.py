@@ -31,12 +31,10 @@ INTERVAL = 0.3  # seconds between two writes of one stream's text (and lease)
 
 @dataclass(eq=False)
 class Checkpoint:
-    """One streaming message as its stream last offered it."""
+    """One streaming message's run and id, and whether a write found the run no longer ours."""
 
     run: Run
     message_id: uuid.UUID
-    text: str = ""
-    seq: int = 0
     lost: threading.Event = field(default_factory=threading.Event)
 
 

@@ -11,13 +11,13 @@ from django.db import connection
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
-from delegation.checkpoints import Checkpoint, checkpoint_write, checkpoints
+from delegation.checkpoints import INTERVAL, Checkpoint, checkpoint_write, checkpoints
 from delegation.emitter import RunEmitter
 from delegation.models import FINAL_STATUSES, Run
 from delegation.selectors import orphan_status
 from delegation.services import RunStopped
 
-PERSIST_INTERVAL = 0.3  # seconds between saves of partial text (and cancellation checks)
+PERSIST_INTERVAL = INTERVAL  # seconds between saves of partial text (and cancellation checks)
 
 
 class MessageStream:
