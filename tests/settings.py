@@ -26,3 +26,9 @@ PASSWORD_HASHERS = [
     "tests.hashers.QuickPBKDF2PasswordHasher",
     *(h for h in global_settings.PASSWORD_HASHERS if not h.endswith(".PBKDF2PasswordHasher")),
 ]
+
+# The same backends with a cheaper flush at the end of each transactional test (tests/backends).
+DATABASES["default"]["ENGINE"] = {  # noqa: F405
+    "config.sqlite_backend": "tests.backends.sqlite3",
+    "django.db.backends.postgresql": "tests.backends.postgresql",
+}[DATABASES["default"]["ENGINE"]]  # noqa: F405

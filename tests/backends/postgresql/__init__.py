@@ -1,0 +1,1 @@
+"""Django's Postgres backend with the test run's flush (tests/backends)."""

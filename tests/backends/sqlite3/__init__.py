@@ -1,0 +1,1 @@
+"""config.sqlite_backend with the test run's flush (tests/backends)."""
