@@ -188,12 +188,12 @@ def weather_args(text: str) -> Args:
 
 
 def schedule_reminder_args(text: str) -> Args:
-    """Read the task to remind about: "remind me about the airport pickup in Taipei",
-    "提醒我去机场接人"."""
-    title = _first(_REMIND.search(text))
-    city = _city(title)
-    title = _without_when(re.sub(r"\s+in\s+[A-Z][\w .'-]*$", "", title))
-    return ({"title": title, **({"city": city} if city else {})}) if title else None
+    """Read the task to remind about, and when it is if it is new: "remind me about the airport
+    pickup in Taipei", "remind me to call Ana tomorrow at 9", "提醒我明天下午三点开会"."""
+    said = _first(_REMIND.search(text))
+    city = _city(said)
+    title = _without_when(re.sub(r"\s+in\s+[A-Z][\w .'-]*$", "", said))
+    return ({"title": title, **_when(said), **({"city": city} if city else {})}) if title else None
 
 
 def list_reminders_args(text: str) -> Args:

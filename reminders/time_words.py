@@ -55,7 +55,8 @@ TIME_WORDS = re.compile(
     rf"|(?:{_CN_MARK})\s*\d{{1,2}}[:：]\d{{2}}"
     r"|\b\d{1,2}(?::\d{2})?\s*(?:a\.m\.|p\.m\.|am|pm)(?![a-z])"
     r"|\b\d{1,2}(?::\d{2})?\s+(?:in the (?:morning|afternoon|evening)|tonight|at night)\b"
-    r"|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidday\b|\bmidnight\b)",
+    r"|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidday\b|\bmidnight\b"
+    r"|(?<=\bat )\d{1,2}\b(?![:.,]?\d))",  # "at 9": the tool reads it, asks back for 1-5
     re.IGNORECASE,
 )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
@@ -17,8 +18,12 @@ from reminders.models import Channel, Reminder, ReminderStatus, Task
 from reminders.outcome import Outcome, error, need_confirmation, success
 from reminders.selectors import reminder_as_data, reminders_of, task_lookup
 from reminders.services.reminders import reminder_cancel, reminder_schedule
+from reminders.services.todos import task_create
 from reminders.tools.common import (
+    DATE,
+    SEGMENT,
     TASK_REF,
+    TIME,
     BadArgument,
     UserClock,
     find_task,
@@ -26,9 +31,12 @@ from reminders.tools.common import (
     planner_tool,
     user_clock,
 )
+from reminders.tools.todos import new_task_fields
 from reminders.tools.weather import FORECAST_DAYS
 
 LIST_LIMIT = 50
+# Arguments that say when a task no one has yet happens: with one, the reminder creates it.
+_NEW_TASK_WHEN = ("date", "start", "segment")
 # "No … reminders." by the status asked for.
 _NONE_OF = {
     "all": gettext_lazy("No reminders."),
@@ -41,14 +49,19 @@ _NONE_OF = {
 
 @tool(
     "schedule_reminder",
-    "Schedule a reminder for a pending task (by task_id or title). The time is computed from "
-    "the task, in the user's timezone: a later day → 20:00 the day before; today with a time → "
-    "two hours before; today without one → 08:00; a time already past is refused. Give the "
-    "city where it happens to add weather advice (rain, snow, extreme temperatures).",
+    "Schedule a reminder for a pending task (by task_id or title). With a date (and a time or "
+    "part of the day) and no pending task of that title, the task is created first: \"remind me "
+    "to call Ana tomorrow at 9\" needs no create_task. The time is computed from the task, in "
+    "the user's timezone: a later day → 20:00 the day before; today with a time → two hours "
+    "before; today without one → 08:00; a time already past is refused. Give the city where it "
+    "happens to add weather advice (rain, snow, extreme temperatures).",
     {
         "type": "object",
         "properties": {
             **TASK_REF,
+            "date": {**DATE, "description": "For a new task: " + DATE["description"]},
+            "start": {**TIME, "description": "For a new task: " + TIME["description"]},
+            "segment": SEGMENT,
             "city": {"type": "string", "minLength": 1, "maxLength": 100},
             "by_email": {"type": "boolean", "description": "Also send it by email."},
         },
@@ -58,11 +71,47 @@ _NONE_OF = {
 )
 @planner_tool
 def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
-    """Schedule the task's reminder (with the forecast when a city is given)."""
+    """Schedule the task's reminder (with the forecast when a city is given), creating the
+    task first when none has the title and a date or time is given; both or neither."""
     found = find_task(context, args)
+    when = user_clock(context)
+    if _nothing_matched(found, args) and any(args.get(k) for k in _NEW_TASK_WHEN):
+        with transaction.atomic():
+            created = task_create(
+                user=context.user, fields=new_task_fields(args, when), zone=when.zone, now=when.now
+            )
+            if created.status != "success":
+                return created
+            task = Task.objects.get(pk=created.data["task"]["id"])
+            outcome = _reminder_of(context, task, args, when)
+            if outcome.status != "success":
+                transaction.set_rollback(True)  # no task the user did not get a reminder for
+                return outcome
+        return success(sentences(created.message, outcome.message), **created.data, **outcome.data)
+    if _nothing_matched(found, args):
+        return error(
+            sentences(found.message, _("Give its date (and time) to create it with the reminder.")),
+            **found.data,
+        )
     if not isinstance(found, Task):
         return found
-    when = user_clock(context)
+    return _reminder_of(context, found, args, when)
+
+
+def _nothing_matched(found: Task | Outcome, args: dict[str, Any]) -> bool:
+    """find_task found no task of the title at all (not a near miss, not an unknown id)."""
+    return (
+        isinstance(found, Outcome)
+        and found.status == "error"
+        and args.get("task_id") is None
+        and found.data.get("candidates") == []
+    )
+
+
+def _reminder_of(
+    context: ToolContext, found: Task, args: dict[str, Any], when: UserClock
+) -> Outcome:
+    """Schedule `found`'s reminder, with weather advice when a city is given."""
     forecast, note = None, ""
     if args.get("city"):
         try:

@@ -71,8 +71,19 @@ QUERY_LIMIT = 50
 def create_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
     """Create a task for the user (date defaults to today)."""
     when = user_clock(context)
+    return task_create(
+        user=context.user,
+        fields=new_task_fields(args, when),
+        zone=when.zone,
+        now=when.now,
+        confirm=bool(args.get("confirm")),
+    )
+
+
+def new_task_fields(args: dict[str, Any], when: UserClock) -> TaskFields:
+    """The fields of a new task from a tool's arguments (title, date, start, end, segment…)."""
     start, end = read_span(args.get("start"), args.get("end"))
-    fields = TaskFields(
+    return TaskFields(
         title=args["title"],
         day=read_day(args, when),
         start=start,
@@ -80,13 +91,6 @@ def create_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
         segment=args.get("segment", ""),
         priority=args.get("priority", "normal"),
         notes=args.get("notes", ""),
-    )
-    return task_create(
-        user=context.user,
-        fields=fields,
-        zone=when.zone,
-        now=when.now,
-        confirm=bool(args.get("confirm")),
     )
 
 

@@ -123,6 +123,16 @@ def test_an_older_demo_install_gets_the_new_experts_linked_once():
             {"title": "airport pickup", "city": "Taipei"},
         ),
         ("提醒我去机场接人", "schedule_reminder", {"title": "去机场接人"}),
+        (
+            "Remind me to call Ana tomorrow at 9",
+            "schedule_reminder",
+            {"title": "call Ana", "date": "tomorrow", "start": "9"},
+        ),
+        (
+            "提醒我明天下午三點開會",
+            "schedule_reminder",
+            {"title": "開會", "date": "明天", "start": "下午三點"},
+        ),
         ("show my reminders", "list_reminders", {}),
         ("cancel reminder #12", "cancel_reminder", {"reminder_id": 12}),
         ("取消机场的提醒", "cancel_reminder", {"title": "机场"}),
@@ -246,3 +256,25 @@ def test_a_message_routed_by_its_words_is_not_turned_into_a_plan(taipei_user, cl
     root = turn(taipei_user, "add a task: pick up Anna at the airport Saturday morning")
     assert [r.agent_config["name"] for r in Run.objects.filter(parent=root)] == ["tasks"]
     assert not Reminder.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("words", "title", "starts", "remind_at"),
+    [
+        ("Remind me to call Ana tomorrow at 9", "call Ana", dt_time(9), (11, 20)),
+        ("提醒我今天下午三點開會", "開會", dt_time(15), (11, 13)),
+    ],
+)
+def test_the_offline_team_reminds_of_something_not_yet_planned(
+    taipei_user, clock, settings, words, title, starts, remind_at
+):
+    settings.DEFAULT_MODEL_PROVIDER = "offline"
+    seed()
+    run = turn(taipei_user, words)
+    task = Task.objects.get()
+    assert (task.title, task.start_time) == (title, starts)
+    reminder = Reminder.objects.get(task=task)
+    day, hour = remind_at
+    assert reminder.remind_at == datetime(2025, 6, day, hour, tzinfo=TAIPEI)
+    assert title in run.answer and "No pending task" not in run.answer

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from reminders import weather
-from reminders.models import Channel, Reminder, ReminderStatus
+from reminders.models import Channel, Reminder, ReminderStatus, Task
 from tests.reminders.conftest import TAIPEI, call, user_in
 
 pytestmark = pytest.mark.django_db
@@ -174,3 +174,49 @@ def test_another_users_reminders_are_invisible(taipei_user, clock):
     assert refused["status"] == "error" and f"no reminder #{reminder_id}" in refused["message"]
     assert schedule(mallory, title="Pick up Anna at the airport")["status"] == "error"
     assert Reminder.objects.get().status == ReminderStatus.PENDING
+
+
+def test_a_reminder_of_a_task_not_yet_planned_creates_it_with_its_date(taipei_user, clock):
+    result = schedule(taipei_user, title="Call Ana", date="tomorrow", start="9")
+    assert result["status"] == "success"
+    assert result["message"].startswith("Created “Call Ana” on Thursday 12 June 2025")
+    assert "Reminder set for Wednesday 11 June 20:00" in result["message"]
+    task = Task.objects.get()
+    assert (task.due_date.isoformat(), task.start_time.isoformat()) == ("2025-06-12", "09:00:00")
+    assert Reminder.objects.get().task == task
+    assert result["data"]["task"]["id"] == task.pk and "reminder" in result["data"]
+
+
+def test_a_new_task_whose_reminder_cannot_be_set_is_not_kept(taipei_user, clock):
+    result = schedule(taipei_user, title="Call Ana", start="11:00")  # 09:00 today has passed
+    assert result["status"] == "error" and "already passed" in result["message"]
+    assert not Task.objects.exists() and not Reminder.objects.exists()
+
+
+def test_a_new_task_with_a_vague_hour_is_asked_back_and_nothing_is_saved(taipei_user, clock):
+    result = schedule(taipei_user, title="Call Ana", date="tomorrow", start="3")
+    assert result["status"] == "need_confirmation"
+    assert not Task.objects.exists() and not Reminder.objects.exists()
+
+
+def test_no_task_and_no_date_says_what_to_give(taipei_user, clock):
+    result = schedule(taipei_user, title="Call Ana")
+    assert result["status"] == "error"
+    assert result["message"] == (
+        "No pending task matches “Call Ana”. Give its date (and time) to create it with the "
+        "reminder."
+    )
+    assert not Task.objects.exists()
+
+
+def test_a_near_miss_asks_instead_of_creating_a_second_task(taipei_user, clock):
+    task(taipei_user, title="Call mom", date="tomorrow")
+    result = schedule(taipei_user, title="Call dad", date="tomorrow", start="9")
+    assert result["status"] == "need_confirmation"
+    assert Task.objects.count() == 1 and not Reminder.objects.exists()
+
+
+def test_an_unknown_task_id_is_never_created(taipei_user, clock):
+    result = schedule(taipei_user, task_id=999, date="tomorrow")
+    assert result["status"] == "error" and "#999" in result["message"]
+    assert not Task.objects.exists()
