@@ -1,6 +1,9 @@
 """App config for agents: definitions, the tool registry and model providers."""
 
+from importlib import import_module
+
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class AgentsConfig(AppConfig):
@@ -11,3 +14,8 @@ class AgentsConfig(AppConfig):
 
     def ready(self) -> None:
         from agents.tools import builtin  # noqa: F401  (registers tools)
+
+        # The openai SDK is imported where it is used (0.9 s). When agents default to an
+        # OpenAI-compatible server, import it now, so the first turn does not pay for it.
+        if settings.DEFAULT_MODEL_PROVIDER == "openai":
+            import_module("openai")

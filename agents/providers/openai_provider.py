@@ -7,9 +7,8 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 from django.conf import settings
 
 from agents.providers.base import (
@@ -21,9 +20,17 @@ from agents.providers.base import (
     Usage,
 )
 
+if TYPE_CHECKING:
+    import openai
+
+# Imported where used: the SDK costs about 0.9 s to import, paid by every process start (the
+# server, each worker, each command) though many never call a model (agents/apps.py warms it).
+
 
 @functools.lru_cache(maxsize=16)
 def _client(base_url: str, api_key: str, timeout: float, max_retries: int) -> openai.OpenAI:
+    import openai
+
     # The SDK retries 408/409/429/5xx and connection errors with exponential backoff.
     return openai.OpenAI(
         base_url=base_url or None, api_key=api_key, timeout=timeout, max_retries=max_retries
@@ -37,6 +44,8 @@ class OpenAIProvider:
 
     def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
         """Stream one completion, assembling tool-call arguments split across chunks."""
+        import openai
+
         base_url = request.base_url or settings.OPENAI_BASE_URL
         api_key = _api_key(request, base_url)
         client = _client(base_url, api_key, settings.OPENAI_TIMEOUT, settings.OPENAI_MAX_RETRIES)
@@ -105,6 +114,8 @@ def _read_lines(stream: Any) -> Iterator[str]:
     U+2028 and the like, which JSON strings may carry unescaped. The HTTP library's read errors
     become the SDK's, as its own stream reader maps them (a stall past the timeout is
     APITimeoutError)."""
+    import openai
+
     timeouts, failures = _transport_errors()
     pending = b""
     try:

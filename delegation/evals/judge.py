@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import openai
 from django.conf import settings
 
 from delegation.evals.checks import ERROR, FAIL, PASS, UNAVAILABLE
@@ -48,6 +47,8 @@ def rubric_grade(
 ) -> tuple[str, str]:
     """(status, detail) of one rubric: pass/fail with the judge's reason; `unavailable` when
     no judge is configured; `error` when the judge failed or answered garbage."""
+    import openai  # here, not at the top: see agents/providers/openai_provider.py
+
     found = judge_settings(model)
     if found is None:
         return UNAVAILABLE, (
@@ -77,6 +78,8 @@ def _prompt(*, rubric: str, evidence: dict[str, Any], message: str) -> str:
 
 def _ask(found: JudgeSettings, prompt: str) -> str:
     """The judge's reply text (streamed: some OpenAI-compatible servers only stream)."""
+    import openai
+
     client = openai.OpenAI(
         base_url=found.base_url or None,
         api_key=found.api_key,

@@ -50,8 +50,8 @@ _NONE_OF = {
 @tool(
     "schedule_reminder",
     "Schedule a reminder for a pending task (by task_id or title). With a date (and a time or "
-    "part of the day) and no pending task of that title, the task is created first: \"remind me "
-    "to call Ana tomorrow at 9\" needs no create_task. The time is computed from the task, in "
+    'part of the day) and no pending task of that title, the task is created first: "remind me '
+    'to call Ana tomorrow at 9" needs no create_task. The time is computed from the task, in '
     "the user's timezone: a later day → 20:00 the day before; today with a time → two hours "
     "before; today without one → 08:00; a time already past is refused. Give the city where it "
     "happens to add weather advice (rain, snow, extreme temperatures).",

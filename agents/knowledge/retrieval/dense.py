@@ -10,8 +10,8 @@ import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from operator import mul
+from typing import TYPE_CHECKING
 
-import openai
 from django.conf import settings
 from django.db.models import Count, Max
 
@@ -22,6 +22,12 @@ try:  # an optional speed-up, never a requirement
     import numpy
 except ImportError:  # pragma: no cover - depends on the environment
     numpy = None
+
+if TYPE_CHECKING:
+    import openai
+
+# Imported where used: the SDK costs about 0.9 s to import, paid by every process start (the
+# server, each worker, each command) though many never call a model (agents/apps.py warms it).
 
 RRF_K = 60  # the usual reciprocal rank fusion constant
 
@@ -49,6 +55,8 @@ def _client() -> openai.OpenAI:
 def _client_for(
     base_url: str | None, api_key: str, timeout: float, max_retries: int
 ) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(
         base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
     )
@@ -56,6 +64,8 @@ def _client_for(
 
 def embed(texts: Sequence[str]) -> list[list[float]]:
     """Unit-length embeddings of `texts`, in order, batched by EMBEDDINGS_BATCH_SIZE."""
+    import openai
+
     client = _client()
     vectors: list[list[float]] = []
     size = max(1, settings.EMBEDDINGS_BATCH_SIZE)
