@@ -14,6 +14,7 @@ from config import periodic
 from delegation.usage.pricing import prices_forget
 from tests.factories import make_agent, make_user
 from tests.fake_openai import FakeOpenAI
+from tests.server_logs import followed_logs
 
 # Test modules import config.asgi, which would start the embedded timer (sweeper, reminder
 # dispatcher) inside pytest, acting on the test database behind the tests' backs.
@@ -25,8 +26,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     """A failed test that ran servers or workers (tests/e2e) shows what they logged meanwhile."""
     report = yield
     if report.failed and report.when in ("setup", "call"):
-        from tests.e2e.conftest import followed_logs
-
         for title, text in followed_logs(item):
             report.sections.append((title, text))
     return report

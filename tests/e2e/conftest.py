@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +17,7 @@ from django.db import connection
 
 from tests.databases import child_database_url
 from tests.postgres import other_sessions_closed
-
-ROOT = Path(__file__).resolve().parents[2]
-FOLLOWED_LOGS = pytest.StashKey[dict[str, tuple[Path, int]]]()
+from tests.server_logs import ROOT, follow_log, log_file, output_path
 
 
 def require_distributed() -> None:
@@ -76,12 +72,12 @@ class Workers:
             f"--hostname={name}@%h",
         ]
         if beat:
-            command += ["-B", "--schedule", str(ROOT / "test-output" / f"beat-{name}")]
+            command += ["-B", "--schedule", str(output_path(f"beat-{name}"))]
         process = subprocess.Popen(
             command,
             cwd=ROOT,
             env=full_env,
-            stdout=_log_file(f"celery-{name}.log"),
+            stdout=log_file(f"celery-{name}.log"),
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -123,47 +119,13 @@ def celery_worker(workers: Workers) -> subprocess.Popen:
     return workers.start()
 
 
-def _log_file(name: str) -> Any:
-    """An append-mode log under test-output/ that a child process writes to."""
-    (ROOT / "test-output").mkdir(exist_ok=True)
-    return open(ROOT / "test-output" / name, "ab")  # noqa: SIM115  (outlives this function)
-
-
-# An access line: 127.0.0.1:41702 - - [23/Nov/2026:20:28:48] "GET /" 200 6369
-ACCESS_LINE = re.compile(r"\d+ - - \[\d\d/\w+/\d{4}:")
-
-
-def follow_log(node: pytest.Item, name: str) -> None:
-    """Have a failing test's report show what the server writing test-output/`name` logged
-    during the test (its warnings, errors and tracebacks; access lines left out), so a failure
-    in CI explains itself (tests/conftest.py, pytest_runtest_makereport)."""
-    path = ROOT / "test-output" / name
-    offset = path.stat().st_size if path.exists() else 0
-    logs = node.stash.setdefault(FOLLOWED_LOGS, {})
-    logs.setdefault(name, (path, offset))
-
-
-def followed_logs(node: pytest.Item, lines: int = 80) -> list[tuple[str, str]]:
-    """(title, text) of each log the test followed: its last `lines` lines other than access."""
-    sections = []
-    for name, (path, offset) in node.stash.get(FOLLOWED_LOGS, {}).items():
-        if not path.exists():
-            continue
-        with open(path, "rb") as log:
-            log.seek(offset)
-            text = log.read().decode("utf-8", "replace")
-        kept = [line for line in text.splitlines() if not ACCESS_LINE.search(line)]
-        sections.append((f"test-output/{name} during the test", "\n".join(kept[-lines:])))
-    return sections
-
-
 def _wait_ready(process: subprocess.Popen, name: str, timeout: float = 30) -> None:
     from config.celery_app import app
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"celery worker exited; see test-output/celery-{name}.log")
+            raise RuntimeError(f"celery worker exited; see {output_path(f'celery-{name}.log')}")
         replies = app.control.ping(timeout=0.5)
         if any(name in host for reply in replies for host in reply):
             return
@@ -206,7 +168,7 @@ class RedisServer:
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
             + ["--save", "", "--appendonly", "no", "--dir", str(ROOT / "test-output")],
-            stdout=_log_file("redis.log"),
+            stdout=log_file("redis.log"),
             stderr=subprocess.STDOUT,
         )
         client = redis.Redis.from_url(self.url, socket_connect_timeout=1)
@@ -218,7 +180,7 @@ class RedisServer:
             except redis.ConnectionError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(
-                        "redis-server did not start; see test-output/redis.log"
+                        f"redis-server did not start; see {output_path('redis.log')}"
                     ) from None
                 time.sleep(0.05)
             finally:
@@ -381,7 +343,7 @@ class AsgiServer:
             + ["config.asgi:application"],
             cwd=ROOT,
             env=self.env,
-            stdout=_log_file("daphne.log"),
+            stdout=log_file("daphne.log"),
             stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 30
@@ -391,7 +353,9 @@ class AsgiServer:
                 return self
             except OSError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("daphne did not start; see test-output/daphne.log") from None
+                    raise RuntimeError(
+                        f"daphne did not start; see {output_path('daphne.log')}"
+                    ) from None
                 time.sleep(0.05)
 
     def kill(self) -> None:

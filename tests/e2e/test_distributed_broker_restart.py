@@ -17,6 +17,7 @@ from delegation.models import Run, RunStatus
 from delegation.turns import turn_start
 from tests.e2e.conftest import RedisServer
 from tests.fake_openai import Reply, text
+from tests.server_logs import output_path
 
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
 
@@ -86,7 +87,7 @@ def test_worker_survives_a_redis_restart_mid_turn_and_the_turn_completes(
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED
     assert run.messages.get(role="agent").content == "first half, second half"
-    assert worker.poll() is None, "the worker died; see test-output/celery-w1.log"
+    assert worker.poll() is None, f"the worker died; see {output_path('celery-w1.log')}"
     wait_until(lambda: responds("w1"), 30, "the worker to answer a ping")
 
     following = start_turn(user, "and now?")

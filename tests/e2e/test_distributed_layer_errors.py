@@ -13,8 +13,9 @@ from websockets.sync.client import connect as ws_connect
 
 from chat.models import ChatSession
 from chat.tokens import token_create
-from tests.e2e.conftest import ROOT, session_cookie
+from tests.e2e.conftest import session_cookie
 from tests.factories import make_agent, make_user
+from tests.server_logs import output_path
 
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
 
@@ -25,7 +26,7 @@ def test_a_dying_channel_layer_closes_sockets_and_streams_cleanly(start_asgi_ser
         id=uuid.uuid4(), user=user, agent=make_agent("assistant", is_entry=True)
     )
     token = token_create(user=user, name="sse")[1]
-    log = ROOT / "test-output" / "daphne.log"
+    log = output_path("daphne.log")
     log_start = log.stat().st_size if log.exists() else 0
     server = start_asgi_server(REDIS_URL=private_redis.url)
     ws_url = server.url.replace("http", "ws") + "/ws/chat/"
