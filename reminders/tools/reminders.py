@@ -72,7 +72,8 @@ _NONE_OF = {
 @planner_tool
 def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
     """Schedule the task's reminder (with the forecast when a city is given), creating the
-    task first when none has the title and a date or time is given; both or neither."""
+    task first when none has the title and a date or time is given (the task and its reminder
+    are saved together or not at all). An existing task of the title keeps its own date."""
     found = find_task(context, args)
     when = user_clock(context)
     if _nothing_matched(found, args) and any(args.get(k) for k in _NEW_TASK_WHEN):
