@@ -13,10 +13,10 @@ from django.utils.translation import gettext_lazy, ngettext
 from agents.registry import ToolContext, tool
 from config.text import sentences
 from reminders import weather
-from reminders.dates import day_short_time
+from reminders.dates import day_long, day_short_time, describe_window
 from reminders.models import Channel, Reminder, ReminderStatus, Task
 from reminders.outcome import Outcome, error, need_confirmation, success
-from reminders.selectors import reminder_as_data, reminders_of, task_lookup
+from reminders.selectors import reminder_as_data, reminders_of, task_as_data, task_lookup
 from reminders.services.reminders import reminder_cancel, reminder_schedule
 from reminders.services.todos import task_create
 from reminders.tools.common import (
@@ -73,7 +73,7 @@ _NONE_OF = {
 def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
     """Schedule the task's reminder (with the forecast when a city is given), creating the
     task first when none has the title and a date or time is given (the task and its reminder
-    are saved together or not at all). An existing task of the title keeps its own date."""
+    are saved together or not at all); a task of the title at another time is asked about."""
     found = find_task(context, args)
     when = user_clock(context)
     if _nothing_matched(found, args) and any(args.get(k) for k in _NEW_TASK_WHEN):
@@ -96,7 +96,33 @@ def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
         )
     if not isinstance(found, Task):
         return found
+    if args.get("task_id") is None and (elsewhen := _elsewhen(found, args, when)):
+        return elsewhen
     return _reminder_of(context, found, args, when)
+
+
+def _elsewhen(task: Task, args: dict[str, Any], when: UserClock) -> Outcome | None:
+    """need_confirmation when the task found by its title is on another day or at another time
+    than the words say: the user may mean a new task, so nothing is set on a guess."""
+    if not any(args.get(k) for k in _NEW_TASK_WHEN):
+        return None
+    fields = new_task_fields({**args, "title": task.title}, when)
+    if fields.day == task.due_date and fields.start in (None, task.start_time):
+        return None
+    return need_confirmation(
+        _(
+            "“%(title)s” is planned for %(day)s, %(at)s, not the time given. Nothing was "
+            "changed; ask whether to remind of it (call again with its task_id) or to plan a "
+            "new task with create_task first."
+        )
+        % {
+            "title": task.title,
+            "day": day_long(task.due_date),
+            "at": describe_window(start=task.start_time, end=task.end_time, segment=task.segment),
+        },
+        reason="other_time",
+        candidates=[task_as_data(task)],
+    )
 
 
 def _nothing_matched(found: Task | Outcome, args: dict[str, Any]) -> bool:

@@ -220,3 +220,17 @@ def test_an_unknown_task_id_is_never_created(taipei_user, clock):
     result = schedule(taipei_user, task_id=999, date="tomorrow")
     assert result["status"] == "error" and "#999" in result["message"]
     assert not Task.objects.exists()
+
+
+def test_a_task_of_the_title_at_another_time_is_asked_about_not_guessed(taipei_user, clock):
+    task_id = task(taipei_user, title="Call Ana", date="saturday", start="10:00")
+    result = schedule(taipei_user, title="Call Ana", date="tomorrow", start="9")
+    assert result["status"] == "need_confirmation"
+    assert result["message"].startswith("“Call Ana” is planned for Saturday 14 June 2025, 10:00")
+    assert result["data"]["candidates"][0]["id"] == task_id
+    assert Task.objects.count() == 1 and not Reminder.objects.exists()
+    same = schedule(taipei_user, title="call ana", date="saturday", start="10:00")
+    assert same["status"] == "success"  # the same time: that task, no question
+    Reminder.objects.all().delete()
+    chosen = schedule(taipei_user, task_id=task_id, date="tomorrow")
+    assert chosen["status"] == "success"  # chosen by id: its own time
