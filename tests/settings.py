@@ -28,7 +28,9 @@ PASSWORD_HASHERS = [
 ]
 
 # The same backends with a cheaper flush at the end of each transactional test (tests/backends).
-DATABASES["default"]["ENGINE"] = {  # noqa: F405
+_TEST_BACKENDS = {
     "config.sqlite_backend": "tests.backends.sqlite3",
     "django.db.backends.postgresql": "tests.backends.postgresql",
-}[DATABASES["default"]["ENGINE"]]  # noqa: F405
+}
+_engine = DATABASES["default"]["ENGINE"]  # noqa: F405
+DATABASES["default"]["ENGINE"] = _TEST_BACKENDS.get(_engine, _engine)  # noqa: F405
