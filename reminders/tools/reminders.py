@@ -76,24 +76,11 @@ def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
     are saved together or not at all); a task of the title at another time is asked about."""
     found = find_task(context, args)
     when = user_clock(context)
-    if _nothing_matched(found, args) and any(args.get(k) for k in _NEW_TASK_WHEN):
-        with transaction.atomic():
-            created = task_create(
-                user=context.user, fields=new_task_fields(args, when), zone=when.zone, now=when.now
-            )
-            if created.status != "success":
-                return created
-            task = Task.objects.get(pk=created.data["task"]["id"])
-            outcome = _reminder_of(context, task, args, when)
-            if outcome.status != "success":
-                transaction.set_rollback(True)  # no task the user did not get a reminder for
-                return outcome
-        return success(sentences(created.message, outcome.message), **created.data, **outcome.data)
     if _nothing_matched(found, args):
-        return error(
-            sentences(found.message, _("Give its date (and time) to create it with the reminder.")),
-            **found.data,
-        )
+        if not _when_given(args):
+            ask = _("Give its date (and time) to create it with the reminder.")
+            return error(sentences(found.message, ask), **found.data)
+        return _new_task_reminded(context, args, when)
     if not isinstance(found, Task):
         return found
     if args.get("task_id") is None and (elsewhen := _elsewhen(found, args, when)):
@@ -104,7 +91,7 @@ def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
 def _elsewhen(task: Task, args: dict[str, Any], when: UserClock) -> Outcome | None:
     """need_confirmation when the task found by its title is on another day or at another time
     than the words say: the user may mean a new task, so nothing is set on a guess."""
-    if not any(args.get(k) for k in _NEW_TASK_WHEN):
+    if not _when_given(args):
         return None
     fields = new_task_fields({**args, "title": task.title}, when)
     if fields.day == task.due_date and fields.start in (None, task.start_time):
@@ -123,6 +110,28 @@ def _elsewhen(task: Task, args: dict[str, Any], when: UserClock) -> Outcome | No
         reason="other_time",
         candidates=[task_as_data(task)],
     )
+
+
+def _new_task_reminded(context: ToolContext, args: dict[str, Any], when: UserClock) -> Outcome:
+    """Create the task and schedule its reminder in one transaction: neither is kept without
+    the other."""
+    with transaction.atomic():
+        created = task_create(
+            user=context.user, fields=new_task_fields(args, when), zone=when.zone, now=when.now
+        )
+        if created.status != "success":
+            return created
+        task = Task.objects.get(pk=created.data["task"]["id"])
+        outcome = _reminder_of(context, task, args, when)
+        if outcome.status != "success":
+            transaction.set_rollback(True)
+            return outcome
+    return success(sentences(created.message, outcome.message), **created.data, **outcome.data)
+
+
+def _when_given(args: dict[str, Any]) -> bool:
+    """The arguments say when the task happens (a date, a time or a part of the day)."""
+    return any(args.get(key) for key in _NEW_TASK_WHEN)
 
 
 def _nothing_matched(found: Task | Outcome, args: dict[str, Any]) -> bool:

@@ -26,8 +26,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 if TYPE_CHECKING:
     import openai
 
-# Imported where used: the SDK costs about 0.9 s to import, paid by every process start (the
-# server, each worker, each command) though many never call a model (agents/apps.py warms it).
+# The SDK is imported where used (agents/providers/openai_provider.py says why).
 
 RRF_K = 60  # the usual reciprocal rank fusion constant
 
