@@ -6,11 +6,12 @@ import difflib
 import json
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import JSONField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
 from agents.knowledge.selectors import with_knowledge_flag
 from agents.models import Agent, AgentRevision
+from config.db import JSONList
 from config.errors import AppError
 
 
@@ -33,7 +34,8 @@ def agents_usable_by(*, user: Any) -> list[Agent]:
 
 def agent_entry_for(*, user: Any) -> Agent:
     """The entry agent, if enabled and usable by this user; else an AppError saying why."""
-    agent = with_knowledge_flag(Agent.objects.filter(is_entry=True, enabled=True)).first()
+    entry = Agent.objects.filter(is_entry=True, enabled=True)
+    agent = with_subagent_names(with_knowledge_flag(entry)).first()
     if agent is None:
         message = _("No entry agent is configured. An admin must mark one in admin.")
         raise AppError("no_entry_agent", message)
@@ -41,6 +43,14 @@ def agent_entry_for(*, user: Any) -> Agent:
         message = _("You may not use %(agent)s.") % {"agent": agent.display_name}
         raise AppError("agent_forbidden", message, status=403)
     return agent
+
+
+def with_subagent_names(agents: QuerySet[Any]) -> QuerySet[Any]:
+    """Agents loaded with the names of the experts each may delegate to (`subagent_names`,
+    None for none), in the same statement: `agent_snapshot` then asks no more."""
+    links = Agent.allowed_subagents.through.objects.filter(from_agent=OuterRef("pk"))
+    names = links.values("from_agent").annotate(names=JSONList("to_agent__name")).values("names")
+    return agents.annotate(subagent_names=Subquery(names, output_field=JSONField()))
 
 
 def agent_revisions(*, agent: Agent) -> QuerySet[AgentRevision]:

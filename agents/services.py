@@ -23,13 +23,15 @@ SNAPSHOT_FIELDS = [
 
 def agent_snapshot(*, agent: Agent, subagents: Iterable[Agent] | None = None) -> dict[str, Any]:
     """The agent's editable definition as plain JSON (sub-agents and group by name); with
-    `subagents`, as it would be saved with those (an unsaved draft)."""
+    `subagents`, as it would be saved with those (an unsaved draft). An agent loaded
+    `with_subagent_names` (agents.selectors) brings its sub-agents' names along."""
     data = {field: _plain(getattr(agent, field)) for field in SNAPSHOT_FIELDS}
-    names = (
-        [a.name for a in subagents]
-        if subagents is not None
-        else agent.allowed_subagents.values_list("name", flat=True)
-    )
+    if subagents is not None:
+        names = [a.name for a in subagents]
+    elif hasattr(agent, "subagent_names"):
+        names = agent.subagent_names or []
+    else:
+        names = agent.allowed_subagents.values_list("name", flat=True)
     data["allowed_subagents"] = sorted(names)
     data["access_group"] = agent.access_group.name if agent.access_group_id else None
     return data

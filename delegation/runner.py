@@ -188,10 +188,12 @@ def _model_call(
     calls, usage = _stream(provider, request, stream, lease)
     spoken, step, usage_before = stream.text, run.steps, run.usage
 
-    def charge() -> Charge:
-        """The call's tokens on the turn's budget and its ledger row (at the step it was)."""
+    def charge(*, tokens_saved_with_step: bool = False) -> Charge:
+        """The call's tokens on the turn's budget and its ledger row (at the step it was);
+        a root run's step write can count the tokens itself (the turn's counters are its)."""
         run.steps, run.usage = step, usage_before
-        budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
+        if not tokens_saved_with_step:
+            budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
         charged = usage_charge(run=run, hold=hold, usage=usage, text=spoken, calls=calls)
         run.steps += 1
         return charged
@@ -205,12 +207,13 @@ def _model_call(
         if not calls:
             stream.text, run.citations = _final_answer(run, stream.text)
         run.transcript = [*run.transcript, _assistant_entry(stream.text, calls)]
+        root = run.root_id is None
         with transaction.atomic():
-            charged = charge()
+            charged = charge(tokens_saved_with_step=root)
             if stream.started:
                 citations = None if calls else run.citations
                 stream.complete(usage=charged.message_usage(), citations=citations)
-            save_progress(run, emitter)
+            save_progress(run, emitter, tokens=usage.total_tokens if root else 0)
     except Exception as exc:
         with transaction.atomic():  # ...but the call was made: what it cost stays on record
             charge()

@@ -19,7 +19,7 @@ from agents.services import agent_snapshot
 from config.db import row_or_none
 from config.enqueue import enqueue
 from config.prepared import PreparedLookup
-from delegation.budget import budget_initial
+from delegation.budget import budget_initial, budget_token_fields
 from delegation.humans.models import InboxItem, ItemStatus
 from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
 
@@ -181,9 +181,13 @@ def run_heartbeat(*, run: Run, seq: int | None = None) -> None:
         raise RunStopped
 
 
-def run_save_progress(*, run: Run) -> None:
-    """Persist transcript, steps, usage and seq and renew the lease; RunStopped if not ours."""
+def run_save_progress(*, run: Run, tokens: int = 0) -> None:
+    """Persist transcript, steps, usage and seq and renew the lease; RunStopped if not ours.
+    `tokens`: a model call's tokens to count against the turn, when `run` is the turn's root
+    (its counters are on this row)."""
+    counted = budget_token_fields(tokens) if tokens else {}
     updated = _held(run).update(
+        **counted,
         transcript=run.transcript,
         references=run.references,
         routing=run.routing,

@@ -165,7 +165,8 @@ def _parse_for_display(raw: str) -> Any:
         return raw
 
 
-def save_progress(run: Run, emitter: RunEmitter) -> None:
-    """Save the run's progress with the last event number sent (fenced by its lease)."""
+def save_progress(run: Run, emitter: RunEmitter, *, tokens: int = 0) -> None:
+    """Save the run's progress with the last event number sent (fenced by its lease); `tokens`
+    as `run_save_progress` takes them."""
     run.last_seq = emitter.seq
-    run_save_progress(run=run)
+    run_save_progress(run=run, tokens=tokens)

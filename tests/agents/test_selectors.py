@@ -7,8 +7,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, Group, Permission
 
 from agents.models import Agent
-from agents.selectors import agent_entry_for, agent_usable_by, agents_usable_by, revision_diff
-from agents.services import agent_revision_record
+from agents.selectors import (
+    agent_entry_for,
+    agent_usable_by,
+    agents_usable_by,
+    revision_diff,
+    with_subagent_names,
+)
+from agents.services import agent_revision_record, agent_snapshot
 from config.errors import AppError
 from tests.factories import make_agent, make_user
 
@@ -129,3 +135,20 @@ def test_revision_diff_of_the_first_revision_adds_everything():
     assert lines[:2] == ["--- (none)", "+++ v1"]
     assert '+  "name": "helper",' in lines
     assert not [ln for ln in lines[2:] if ln.startswith("-")]
+
+
+def test_an_agent_loaded_with_its_experts_names_snapshots_as_one_read_afterwards(
+    django_assert_num_queries,
+):
+    """`with_subagent_names` brings the names in the agent's own statement (none for a leaf):
+    the snapshot a run pins is the same, without its own query."""
+    hr, finance = make_agent("hr"), make_agent("finance")
+    make_agent("lead", subagents=[hr, finance])
+    loaded = {a.name: a for a in with_subagent_names(Agent.objects.all())}
+    assert sorted(loaded["lead"].subagent_names) == ["finance", "hr"]
+    assert loaded["hr"].subagent_names is None
+    for name, agent in loaded.items():
+        with django_assert_num_queries(0):
+            snapshot = agent_snapshot(agent=agent)
+        assert snapshot == agent_snapshot(agent=Agent.objects.get(name=name))
+    assert agent_snapshot(agent=loaded["lead"])["allowed_subagents"] == ["finance", "hr"]
