@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class ChatSession(models.Model):
@@ -82,7 +83,8 @@ class ChatMessage(models.Model):
     # Set when a regenerated or edited turn replaced this message: the id of the new turn's root
     # run. The message stays in the history as an older branch; the models no longer read it.
     superseded_by = models.UUIDField(null=True, blank=True, db_index=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When it appeared: an agent message streamed before its first save is dated from its start.
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

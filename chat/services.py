@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -10,7 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.selectors import agent_entry_for
-from chat.models import ChatMessage, ChatPreference, ChatSession, MessageStatus
+from chat.models import ChatMessage, ChatPreference, ChatSession, MessageRole, MessageStatus
 from config.errors import AppError
 
 
@@ -27,16 +28,19 @@ def message_upsert(
     model: str = "",
     citations: list[dict[str, Any]] | None = None,
     usage: dict[str, Any] | None = None,
+    created_at: datetime | None = None,
 ) -> None:
     """Insert or update an agent/tool message in one statement (a replayed step rewrites it).
 
     NUL characters (which Postgres cannot store) are dropped from model-written text.
+    `created_at`: when it appeared, if before now (kept by an update).
     """
     content = _storable(content)
     ChatMessage.objects.bulk_create(
         [
             ChatMessage(
                 id=message_id,
+                created_at=created_at or timezone.now(),
                 session_id=session_id,
                 role=role,
                 run_id=run_id,
@@ -64,12 +68,26 @@ def message_upsert(
     )
 
 
-def message_text_save(*, message_id: uuid.UUID, content: str) -> int:
-    """Save a streaming agent message's text so far (a partial save mid-stream): 1, or 0 when
-    the message is no longer streaming (its run's end closed it, or removed it)."""
-    return ChatMessage.objects.filter(pk=message_id, status=MessageStatus.STREAMING).update(
-        content=_storable(content), updated_at=timezone.now()
+def message_text_save(
+    *, message_id: uuid.UUID, content: str, new: dict[str, Any] | None = None
+) -> None:
+    """Save a streaming agent message's text so far (a partial save mid-stream); nothing when
+    the message is no longer streaming (its run's end closed it, or removed it). `new`: the
+    message's other fields (session_id, run_id, agent, model, created_at) when this may be
+    its first save: without a row it is created, streaming."""
+    content = _storable(content)
+    updated = ChatMessage.objects.filter(pk=message_id, status=MessageStatus.STREAMING).update(
+        content=content, updated_at=timezone.now()
     )
+    if not updated and new is not None:
+        first = ChatMessage(
+            id=message_id,
+            role=MessageRole.AGENT,
+            status=MessageStatus.STREAMING,
+            content=content,
+            **new,
+        )
+        ChatMessage.objects.bulk_create([first], ignore_conflicts=True)  # closed: left as it is
 
 
 def _storable(text: str) -> str:

@@ -12,10 +12,12 @@ stream raises RunStopped at its next piece of text, as its own heartbeat used to
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -31,11 +33,15 @@ INTERVAL = 0.3  # seconds between two writes of one stream's text (and lease)
 
 @dataclass(eq=False)
 class Checkpoint:
-    """One streaming message's run and id, and whether a write found the run no longer ours."""
+    """One streaming message's run and id, whether a write found the run no longer ours, and
+    the message's fields until a write created its row (`new`: a stream's start saves nothing,
+    so a short answer is written once, at its end)."""
 
     run: Run
     message_id: uuid.UUID
     lost: threading.Event = field(default_factory=threading.Event)
+    new: dict[str, Any] | None = None
+    due: float = 0.0  # the thread writes it from then on (time.monotonic())
 
 
 class Checkpoints:
@@ -49,8 +55,8 @@ class Checkpoints:
         threading.Thread(target=self._loop, daemon=True, name="stream-checkpoints").start()
 
     def offer(self, checkpoint: Checkpoint, text: str, seq: int) -> None:
-        """Have `text` (and the event number `seq`) saved at the next write; replaces an offer
-        of the same message not yet written."""
+        """Have `text` (and the event number `seq`) saved once its checkpoint is due; replaces
+        an offer of the same message not yet written."""
         with self._lock:
             self._waiting[checkpoint.message_id] = (checkpoint, text, seq)
         self._offered.set()
@@ -67,40 +73,49 @@ class Checkpoints:
                 pass
 
     def flush(self) -> None:
-        """Write every offer made before this call (the thread's own round, or a test's)."""
+        """Write every offer made before this call, due or not (a test's round)."""
+        self._write_due_by(math.inf)
+
+    def _write_due_by(self, moment: float) -> float | None:
+        """Write the offers due by `moment`; when the next one waiting is due (None: none)."""
         with self._writing:
             with self._lock:
-                taken = list(self._waiting.values())
-                self._waiting.clear()
-                self._offered.clear()
+                taken = [offer for offer in self._waiting.values() if offer[0].due <= moment]
+                for offer in taken:
+                    del self._waiting[offer[0].message_id]
+                later = min((offer[0].due for offer in self._waiting.values()), default=None)
+                if later is None:
+                    self._offered.clear()
             for offer in taken:
                 _write(*offer)
+        return later
 
     def _loop(self) -> None:
         while True:
             self._offered.wait()
-            started = time.monotonic()
-            try:
-                self.flush()
-            finally:
+            later = self._write_due_by(time.monotonic())
+            if later is None:
                 if not self._offered.is_set():
                     connection.close()  # idle: hold no connection (a test database, a slot)
-            time.sleep(max(0.0, INTERVAL - (time.monotonic() - started)))
+                continue
+            time.sleep(min(INTERVAL, max(0.0, later - time.monotonic())))
 
 
 def checkpoint_write(checkpoint: Checkpoint, text: str, seq: int) -> None:
-    """Save a stream's text so far, then renew its run's lease and record `seq`, in one
-    transaction (the message before the run, as the step's own end locks them); a run no
-    longer ours keeps neither and raises RunStopped."""
+    """Save a stream's text so far (the first save creates its row), then renew its run's lease
+    and record `seq`, in one transaction (the message before the run, as the step's own end
+    locks them); a run no longer ours keeps neither and raises RunStopped."""
     with transaction.atomic():
-        message_text_save(message_id=checkpoint.message_id, content=text)
+        message_text_save(message_id=checkpoint.message_id, content=text, new=checkpoint.new)
         run_heartbeat(run=checkpoint.run, seq=seq)
+    checkpoint.new = None
 
 
 def _write(checkpoint: Checkpoint, text: str, seq: int) -> None:
     """`checkpoint_write` on the thread: a run lost marks its stream, an error is logged."""
     if checkpoint.lost.is_set():
         return
+    checkpoint.due = time.monotonic() + INTERVAL
     try:
         checkpoint_write(checkpoint, text, seq)
     except RunStopped:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
@@ -21,7 +23,8 @@ PERSIST_INTERVAL = INTERVAL  # seconds between saves of partial text (and cancel
 
 
 class MessageStream:
-    """One agent message as it streams: started on first text, deltas batched, then completed."""
+    """One agent message as it streams: started on first text, deltas batched, saved by the
+    checkpoint thread while it streams (from its first interval) and by itself at its end."""
 
     def __init__(self, emitter: RunEmitter, message_id: uuid.UUID, model_label: str) -> None:
         self.emitter = emitter
@@ -32,6 +35,7 @@ class MessageStream:
         self._saved_at = 0.0
         self._flushed_at = 0.0
         self._started = False
+        self._started_at: datetime | None = None
         self._checkpoint = Checkpoint(run=emitter.run, message_id=message_id)
 
     def add(self, piece: str) -> None:
@@ -45,9 +49,7 @@ class MessageStream:
         now = time.monotonic()
         if now - self._flushed_at >= settings.EVENT_COALESCE_MS / 1000:
             self._flush(now)
-        if now - self._saved_at >= PERSIST_INTERVAL:
-            self._save_so_far()
-            self._saved_at = now
+        self._save_so_far(now)
 
     def complete(
         self,
@@ -91,22 +93,26 @@ class MessageStream:
         shown = self.text[: self._sent]
         rows = ChatMessage.objects.filter(pk=self.message_id)
         saved = rows.values_list("content", "status").first()
-        if saved is None:
+        if saved is None or saved[1] == MessageStatus.STREAMING:
+            self._close_orphan(rows, shown, saved=saved is not None)
             return
-        content, status = saved
-        if status == MessageStatus.STREAMING:
-            self._close_orphan(rows, shown)
-        elif len(content) < len(shown) and shown.startswith(content):
+        content = saved[0]
+        if len(content) < len(shown) and shown.startswith(content):
             rows.exclude(status=MessageStatus.STREAMING).update(content=shown)
 
-    def _close_orphan(self, rows: Any, shown: str) -> None:
-        """The message was saved after the run's end closed its messages (the end came between
-        the run's last fenced write and this message's start). Its events were dropped, so
-        the page never showed it: with nothing shown it goes; else it is closed as the end
-        would have. A run taken over keeps it: its new worker redoes the step."""
+    def _close_orphan(self, rows: Any, shown: str, *, saved: bool) -> None:
+        """The run's end did not close the message: it was not saved yet (its first checkpoint
+        had not come), or saved after the end (the end came between the run's last fenced write
+        and this message's first save, so its events were dropped). With nothing shown it goes;
+        else it is saved closed, as the end would have. A run taken over keeps it as it is:
+        its new worker redoes the step."""
         status = Run.objects.filter(pk=self.emitter.run.pk).values_list("status", flat=True)
         ended = status.first()
         if ended not in FINAL_STATUSES:
+            return
+        if not saved:
+            if shown:
+                self._save(orphan_status(ended), text=shown)
             return
         if not shown:
             rows.filter(status=MessageStatus.STREAMING).delete()
@@ -115,15 +121,18 @@ class MessageStream:
             content=shown, status=orphan_status(ended)
         )
 
-    def _save_so_far(self) -> None:
-        """Mid-stream: have the text so far saved, with the run's lease renewed and the number
-        of events sent, by the process's checkpoint thread (delegation.checkpoints): this
-        thread never waits on the database mid-answer. Inside a transaction (nothing outside
-        it can see its rows: tests) the stream writes its checkpoint itself."""
+    def _save_so_far(self, now: float) -> None:
+        """Mid-stream: hand the text so far to the process's checkpoint thread
+        (delegation.checkpoints), which saves it with the run's lease renewed and the number of
+        events sent once its checkpoint is due (every PERSIST_INTERVAL, the first that long
+        after the start, so a stalled stream is saved too): this thread never waits on the
+        database mid-answer. Inside a transaction (nothing outside it can see its rows: tests)
+        the stream writes its checkpoint itself when due."""
         if not connection.in_atomic_block:
             checkpoints().offer(self._checkpoint, self.text, self.emitter.seq)
-            return
-        checkpoint_write(self._checkpoint, self.text, self.emitter.seq)
+        elif now - self._saved_at >= PERSIST_INTERVAL:
+            checkpoint_write(self._checkpoint, self.text, self.emitter.seq)
+            self._saved_at = now
 
     @property
     def started(self) -> bool:
@@ -131,10 +140,23 @@ class MessageStream:
         return self._started
 
     def _start(self) -> None:
-        # Saved without a fenced heartbeat first: a run ended meanwhile drops this message's
-        # events, and its next fenced write (RunStopped) has keep_text close the row.
+        # Nothing is saved yet: the first checkpoint creates the row, PERSIST_INTERVAL from now
+        # even if the stream stalls (a stream never waits for the database at its start), or
+        # the message's end does, for an answer shorter than that (one write in all). Dated
+        # from now either way, so history keeps the order the page showed. A run ended
+        # meanwhile drops this message's events, and its next fenced write (RunStopped) has
+        # keep_text save or close what was shown.
         self._started = True
-        self._save(MessageStatus.STREAMING)
+        self._started_at = timezone.now()
+        self._checkpoint.due = time.monotonic() + PERSIST_INTERVAL
+        run = self.emitter.run
+        self._checkpoint.new = {
+            "session_id": run.session_id,
+            "run_id": run.id,
+            "agent": self.emitter.tag,
+            "model": self.model_label,
+            "created_at": self._started_at,
+        }
         self.emitter.streaming.add(self.message_id)
         self._saved_at = self._flushed_at = time.monotonic()
         self.emitter.emit("message.started", self.message_id, model=self.model_label)
@@ -153,6 +175,8 @@ class MessageStream:
         status: str,
         citations: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
+        *,
+        text: str | None = None,
     ) -> None:
         run = self.emitter.run
         message_upsert(
@@ -161,9 +185,10 @@ class MessageStream:
             role=MessageRole.AGENT,
             run_id=run.id,
             agent=self.emitter.tag,
-            content=self.text,
+            content=self.text if text is None else text,
             status=status,
             model=self.model_label,
             citations=citations,
             usage=usage,
+            created_at=self._started_at,
         )

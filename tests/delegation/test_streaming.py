@@ -4,11 +4,13 @@ a run stopped meanwhile saves nothing and stops the stream; a closed message is 
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageStatus
 from delegation import streaming
@@ -131,3 +133,87 @@ def test_nothing_a_stream_offered_overwrites_its_end(user, monkeypatch):
     checkpoints().offer(offered, "Hel", 0)
     checkpoints().flush()
     assert saved(stream) == ("Hello", MessageStatus.COMPLETED)
+
+
+# A stream's start saves nothing: its first checkpoint creates the row, or its end does.
+
+
+@pytest.fixture
+def unsaved(user, monkeypatch, settings) -> MessageStream:
+    """A stream whose checkpoint never comes (an answer shorter than the interval); every
+    piece of text is sent at once."""
+    monkeypatch.setattr(streaming, "PERSIST_INTERVAL", 3600)
+    settings.EVENT_COALESCE_MS = 0
+    return new_stream(user)
+
+
+def test_a_short_answer_is_written_once_at_its_end_dated_from_its_start(unsaved):
+    unsaved.add("Hello")
+    assert not ChatMessage.objects.filter(pk=unsaved.message_id).exists()
+    before_its_end = timezone.now()
+    with CaptureQueriesContext(connection) as queries:
+        unsaved.complete(usage={})
+    writes = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    assert [w for w in writes if w in ("INSERT", "UPDATE")] == ["INSERT"]
+    message = ChatMessage.objects.get(pk=unsaved.message_id)
+    assert (message.content, message.status) == ("Hello", MessageStatus.COMPLETED)
+    assert message.created_at < before_its_end < message.updated_at
+
+
+def test_the_first_checkpoint_creates_the_message_streaming_dated_from_its_start(stream):
+    before = timezone.now()
+    stream.add("Hel")
+    message = ChatMessage.objects.get(pk=stream.message_id)
+    assert (message.content, message.status, message.run_id) == (
+        "Hel",
+        MessageStatus.STREAMING,
+        stream.emitter.run.pk,
+    )
+    assert before <= message.created_at <= message.updated_at
+    stream.add("lo")
+    assert saved(stream) == ("Hello", MessageStatus.STREAMING)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_first_checkpoint_landing_after_the_end_creates_nothing_and_changes_nothing(unsaved):
+    unsaved.add("Hello")
+    offered = unsaved._checkpoint
+    unsaved.complete(usage={})
+    checkpoints().offer(offered, "Hel", 0)  # taken by the thread just before the end withdrew it
+    checkpoints().flush()
+    assert saved(unsaved) == ("Hello", MessageStatus.COMPLETED)
+
+
+def test_words_shown_before_any_save_are_kept_closed_when_the_run_was_stopped(unsaved):
+    unsaved.add("Hello")
+    Run.objects.filter(pk=unsaved.emitter.run.pk).update(status=RunStatus.CANCELLED)
+    unsaved.keep_text()
+    assert saved(unsaved) == ("Hello", MessageStatus.CANCELLED)
+
+
+def test_a_run_taken_over_before_any_save_leaves_no_message(unsaved):
+    unsaved.add("Hello")
+    Run.objects.filter(pk=unsaved.emitter.run.pk).update(lease_token=uuid.uuid4())
+    unsaved.keep_text()  # its new worker redoes the step, under the same message id
+    assert not ChatMessage.objects.filter(pk=unsaved.message_id).exists()
+
+
+def test_a_failing_call_saves_its_words_for_the_end_to_close(unsaved):
+    unsaved.add("Hello")
+    unsaved.persist()
+    assert saved(unsaved) == ("Hello", MessageStatus.STREAMING)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stream_that_stalls_before_its_first_checkpoint_is_saved_all_the_same(user, monkeypatch):
+    """The thread writes an offer once it is due, without waiting for more text: a model that
+    pauses after its first words has them saved (and its run's lease renewed)."""
+    monkeypatch.setattr(streaming, "PERSIST_INTERVAL", 0.05)
+    stream = new_stream(user)
+    stream.add("Partial ")  # and nothing more for now
+    for _ in range(100):
+        if ChatMessage.objects.filter(pk=stream.message_id).exists():
+            break
+        time.sleep(0.05)
+    assert saved(stream) == ("Partial ", MessageStatus.STREAMING)
+    assert Run.objects.get(pk=stream.emitter.run.pk).last_seq == stream.emitter.seq
