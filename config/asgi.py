@@ -13,6 +13,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 import chat.routing  # noqa: E402
+from config.collector import collector_freeze_startup  # noqa: E402
 from config.periodic import start_in_process_beat  # noqa: E402
 from delegation.sweeper import runs_recover_orphans, runs_sweep  # noqa: E402
 from reminders.dispatch import reminders_dispatch  # noqa: E402
@@ -34,3 +35,4 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+collector_freeze_startup()  # last: everything loaded so far lives as long as the process

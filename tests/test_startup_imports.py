@@ -35,3 +35,29 @@ def started_with(**env: str) -> dict[str, bool]:
 def test_the_sdk_is_imported_at_start_only_when_agents_default_to_it(provider):
     imported = started_with(DEFAULT_MODEL_PROVIDER=provider)
     assert imported == {"openai": provider == "openai", "pypdf": False, "docx": False}
+
+
+FROZEN = "import gc, django; django.setup(); {load}; print(gc.get_freeze_count())"
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        "import config.asgi",
+        "from celery.signals import worker_process_init; import config.celery_app; "
+        "worker_process_init.send(sender=None)",
+    ],
+    ids=["asgi", "celery-worker"],
+)
+def test_a_server_or_worker_freezes_what_it_loaded_out_of_the_collectors_way(load):
+    """A full collection scans only what the process made after start (config/collector.py)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_DEBUG": "true"}
+    out = subprocess.run(
+        [sys.executable, "-c", FROZEN.format(load=load)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip().splitlines()[-1]) > 10_000
