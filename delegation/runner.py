@@ -219,6 +219,8 @@ def _model_call(
             charge()
         if isinstance(exc, RunStopped):
             stream.keep_text()
+        else:
+            stream.persist()  # the run is about to end failed: its end closes this message
         raise
     if calls:
         waiting = run_tool_calls(

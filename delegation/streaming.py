@@ -82,6 +82,7 @@ class MessageStream:
         if self._started:
             checkpoints().withdraw(self._checkpoint, settled=True)
             self._save(MessageStatus.STREAMING)
+            self.emitter.streaming.add(self.message_id)  # reopened if its end was undone
 
     def keep_text(self) -> None:
         """After the run ended elsewhere (stopped, timed out, taken over): keep the words

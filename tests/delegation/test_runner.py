@@ -264,3 +264,23 @@ def test_agent_edits_take_effect_on_the_next_run_not_the_current(user, agent, fa
     next_run = start_run(user, agent)
     run_advance(run_id=next_run.id)
     assert fake_openai.requests[1]["messages"][0]["content"] == "You are changed."
+
+
+def test_an_answer_whose_step_could_not_be_saved_is_kept_and_closed_with_the_failed_run(
+    user, agent, fake_openai, monkeypatch
+):
+    """The database refuses the step's commit (message end, ledger, progress): the words the
+    page was shown are saved all the same, and the run's end closes them as failed."""
+    from django.db import DatabaseError
+
+    from delegation import runner
+
+    def refuse(*args, **kwargs):
+        raise DatabaseError("disk I/O error")
+
+    monkeypatch.setattr(runner, "save_progress", refuse)
+    fake_openai.script(text("Half ", "an answer"))
+    run = start_run(user, agent)
+    assert run_advance(run_id=run.id).status == RunStatus.FAILED
+    kept = ChatMessage.objects.get(run=run, content="Half an answer")
+    assert kept.status == MessageStatus.FAILED
