@@ -358,3 +358,37 @@ def test_an_error_sent_inside_the_stream_fails_the_call_with_its_message():
 def test_a_chunk_that_is_not_an_object_is_a_bad_stream():
     with pytest.raises(json.JSONDecodeError):
         list(stream_chunks(iter(["data: [1, 2]"])))
+
+
+def test_the_body_sent_is_the_request_as_the_sdk_would_have_sent_it(fake_openai):
+    """Messages and tools skip the SDK's walk over its typed parameters (extra_body): the
+    server receives the same body, and that walk would not have changed any of it. A new SDK
+    whose walk changes chat requests fails here."""
+    from openai._utils import maybe_transform
+    from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+
+    from agents.providers.openai_provider import request_body
+
+    messages = [
+        {"role": "system", "content": "Be brief. 簡潔に。"},
+        {"role": "user", "content": "What is 6*7?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "calculate", "arguments": '{"expression": "6*7"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"ok": true, "value": 42}'},
+    ]
+    request = _request(
+        model="my-model", messages=messages, tools=[CALCULATE], temperature=0.5, max_tokens=99
+    )
+    _stream(request)
+    body = request_body(request)
+    assert fake_openai.requests[-1] == json.loads(json.dumps(body))
+    assert maybe_transform(body, CompletionCreateParamsStreaming) == body
