@@ -73,3 +73,24 @@ def test_a_writer_that_waits_longer_than_the_timeout_gets_database_is_locked(mon
         done.set()
         holder.join(10)
     get_user_model().objects.create(username="after")  # free again once the holder committed
+
+
+def test_placeholders_are_converted_as_django_does_and_each_statement_text_once():
+    """`%s` becomes `?` and `%%` a literal `%`, as in Django's own cursor, remembered per text;
+    a statement with a percent sign in a literal and one with named parameters still work."""
+    from django.db.backends.sqlite3.base import SQLiteCursorWrapper
+
+    from config.sqlite_backend.base import _qmark
+
+    sql = "SELECT %s, '100%%' WHERE 1 = %s"
+    with connection.cursor() as cursor:
+        converted = cursor.cursor.convert_query(sql)
+        assert converted == SQLiteCursorWrapper.convert_query(cursor.cursor, sql)
+        assert converted == "SELECT ?, '100%' WHERE 1 = ?"
+        hits = _qmark.cache_info().hits
+        cursor.execute(sql, [7, 1])
+        assert cursor.fetchone() == (7, "100%")
+        cursor.execute(sql, [8, 1])
+        assert _qmark.cache_info().hits >= hits + 2
+        cursor.execute("SELECT %(a)s", {"a": 3})
+        assert cursor.fetchone() == (3,)
