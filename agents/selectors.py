@@ -13,6 +13,7 @@ from agents.knowledge.selectors import with_knowledge_flag
 from agents.models import Agent, AgentRevision
 from config.db import JSONList
 from config.errors import AppError
+from config.prepared import PreparedLookup
 
 
 def agent_usable_by(*, agent: Agent, user: Any) -> bool:
@@ -32,10 +33,19 @@ def agents_usable_by(*, user: Any) -> list[Agent]:
     return [agent for agent in agents if agent_usable_by(agent=agent, user=user)]
 
 
+# The entry agent (one at most: a unique constraint) with its knowledge flag and experts' names,
+# read at every turn's start: its SQL, with two subqueries, is compiled once per connection.
+_ENTRY = PreparedLookup(
+    lambda _: with_subagent_names(
+        with_knowledge_flag(Agent.objects.filter(is_entry=True, enabled=True))
+    ),
+    key_field=None,
+)
+
+
 def agent_entry_for(*, user: Any) -> Agent:
     """The entry agent, if enabled and usable by this user; else an AppError saying why."""
-    entry = Agent.objects.filter(is_entry=True, enabled=True)
-    agent = with_subagent_names(with_knowledge_flag(entry)).first()
+    agent = _ENTRY.row()
     if agent is None:
         message = _("No entry agent is configured. An admin must mark one in admin.")
         raise AppError("no_entry_agent", message)

@@ -34,16 +34,18 @@ _MARKER = uuid.UUID("00000000-0000-4000-8000-00000000c0de")
 class _Compiled:
     """One connection's compiled form of a lookup."""
 
-    def __init__(self, queryset: QuerySet[Any], key_field: Field, using: str) -> None:
+    def __init__(self, queryset: QuerySet[Any], key_field: Field | None, using: str) -> None:
         connection = connections[using]
         self.connection = connection
         self.compiler = queryset.query.get_compiler(using=using)
         self.sql, params = self.compiler.as_sql()
-        marker = key_field.get_db_prep_value(_MARKER, connection)
-        positions = [i for i, value in enumerate(params) if value == marker]
-        if len(positions) != 1:
-            raise ValueError("a prepared lookup filters on its key exactly once")
-        self.params, self.key_at = list(params), positions[0]
+        self.params, self.key_at = list(params), None
+        if key_field is not None:
+            marker = key_field.get_db_prep_value(_MARKER, connection)
+            positions = [i for i, value in enumerate(params) if value == marker]
+            if len(positions) != 1:
+                raise ValueError("a prepared lookup filters on its key exactly once")
+            self.key_at = positions[0]
         self.key_field = key_field
         # As the ORM: a lock outside a transaction is an error where the database has locks.
         self.for_update = (
@@ -68,7 +70,8 @@ class _Compiled:
                 "select_for_update cannot be used outside of a transaction."
             )
         params = list(self.params)
-        params[self.key_at] = self.key_field.get_db_prep_value(key, self.connection)
+        if self.key_at is not None:
+            params[self.key_at] = self.key_field.get_db_prep_value(key, self.connection)
         with self.connection.cursor() as cursor:
             cursor.execute(self.sql, params)
             fetched = cursor.fetchone()
@@ -89,14 +92,16 @@ class PreparedLookup:
 
     `build(key)` returns the queryset for a key (any filters, `select_related`, `defer`,
     `select_for_update`); it is called once per connection, with a marker key, so its database
-    (`QuerySet.db`) is the one every later call uses.
+    (`QuerySet.db`) is the one every later call uses. Without a `key_field` the queryset names
+    no key (a row unique by a constraint, such as the one entry agent): `build` ignores its
+    argument and `row()` takes none.
     """
 
-    def __init__(self, build: Callable[[Any], QuerySet[Any]], *, key_field: Field) -> None:
+    def __init__(self, build: Callable[[Any], QuerySet[Any]], *, key_field: Field | None) -> None:
         self.build, self.key_field = build, key_field
         self._local = threading.local()
 
-    def row(self, key: Any) -> Any:
+    def row(self, key: Any = None) -> Any:
         """The one row for `key`, or None."""
         # Connections are per thread, so is what was compiled for them.
         compiled: _Compiled | None = getattr(self._local, "compiled", None)

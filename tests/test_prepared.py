@@ -184,3 +184,21 @@ def test_a_claim_waits_for_the_row_lock_another_worker_holds():
         holder.commit()
     claimer.join(10)
     assert claimed == [None]  # the other worker's run: nothing to do here
+
+
+def test_a_lookup_without_a_key_reads_the_one_row_its_filters_name():
+    """The entry agent (unique by a constraint) with its annotations, as the ORM gives it;
+    None when no row matches; a new entry agent is found at the next call."""
+    entry = PreparedLookup(
+        lambda _: with_knowledge_flag(Agent.objects.filter(is_entry=True, enabled=True)),
+        key_field=None,
+    )
+    assert entry.row() is None
+    first = make_agent("first", is_entry=True)
+    prepared = entry.row()
+    orm = with_knowledge_flag(Agent.objects.filter(is_entry=True, enabled=True)).get()
+    assert values(prepared) == values(orm) and prepared.pk == first.pk
+    assert prepared.linked_knowledge is orm.linked_knowledge is False
+    Agent.objects.filter(pk=first.pk).update(is_entry=False)
+    second = make_agent("second", is_entry=True)
+    assert entry.row().pk == second.pk
