@@ -36,9 +36,7 @@ def agents_usable_by(*, user: Any) -> list[Agent]:
 # The entry agent (one at most: a unique constraint) with its knowledge flag and experts' names,
 # read at every turn's start: its SQL, with two subqueries, is compiled once per connection.
 _ENTRY = PreparedLookup(
-    lambda _: with_subagent_names(
-        with_knowledge_flag(Agent.objects.filter(is_entry=True, enabled=True))
-    ),
+    lambda _: with_what_runs_pin(Agent.objects.filter(is_entry=True, enabled=True)),
     key_field=None,
 )
 
@@ -61,6 +59,12 @@ def with_subagent_names(agents: QuerySet[Any]) -> QuerySet[Any]:
     links = Agent.allowed_subagents.through.objects.filter(from_agent=OuterRef("pk"))
     names = links.values("from_agent").annotate(names=JSONList("to_agent__name")).values("names")
     return agents.annotate(subagent_names=Subquery(names, output_field=JSONField()))
+
+
+def with_what_runs_pin(agents: QuerySet[Any]) -> QuerySet[Any]:
+    """Agents loaded with what a run pins of them beyond their own row (whether knowledge is
+    linked, the experts' names) in the same statement: pinning one asks nothing more."""
+    return with_subagent_names(with_knowledge_flag(agents))
 
 
 def agent_revisions(*, agent: Agent) -> QuerySet[AgentRevision]:

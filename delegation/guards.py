@@ -6,9 +6,8 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from agents.knowledge.selectors import with_knowledge_flag
 from agents.models import Agent
-from agents.selectors import agent_usable_by, with_subagent_names
+from agents.selectors import agent_usable_by, with_what_runs_pin
 from config.prepared import PreparedLookup
 from delegation.models import Run
 
@@ -70,9 +69,7 @@ def experts_out_of_reach(*, caller: Run) -> list[str]:
 # An expert by name, with its access group, knowledge flag and experts' names: compiled once
 # per connection.
 _TARGET = PreparedLookup(
-    lambda name: with_subagent_names(
-        with_knowledge_flag(Agent.objects.select_related("access_group"))
-    ).filter(name=name),
+    lambda name: with_what_runs_pin(Agent.objects.select_related("access_group")).filter(name=name),
     key_field=Agent._meta.get_field("name"),
 )
 

@@ -149,17 +149,11 @@ class MessageStream:
         # keep_text save or close what was shown.
         self._started = True
         self._started_at = timezone.now()
-        self._checkpoint.due = time.monotonic() + PERSIST_INTERVAL
-        run = self.emitter.run
-        self._checkpoint.new = {
-            "session_id": run.session_id,
-            "run_id": run.id,
-            "agent": self.emitter.tag,
-            "model": self.model_label,
-            "created_at": self._started_at,
-        }
+        now = time.monotonic()
+        self._checkpoint.due = now + PERSIST_INTERVAL
+        self._checkpoint.new = self._fields()
         self.emitter.streaming.add(self.message_id)
-        self._saved_at = self._flushed_at = time.monotonic()
+        self._saved_at = self._flushed_at = now
         self.emitter.emit("message.started", self.message_id, model=self.model_label)
 
     def _flush(self, now: float) -> None:
@@ -171,6 +165,17 @@ class MessageStream:
                 self._sent = len(self.text)
         self._flushed_at = now
 
+    def _fields(self) -> dict[str, Any]:
+        """The message's row but for its text and status: whose it is and when it started."""
+        run = self.emitter.run
+        return {
+            "session_id": run.session_id,
+            "run_id": run.id,
+            "agent": self.emitter.tag,
+            "model": self.model_label,
+            "created_at": self._started_at,
+        }
+
     def _save(
         self,
         status: str,
@@ -179,17 +184,12 @@ class MessageStream:
         *,
         text: str | None = None,
     ) -> None:
-        run = self.emitter.run
         message_upsert(
             message_id=self.message_id,
-            session_id=run.session_id,
             role=MessageRole.AGENT,
-            run_id=run.id,
-            agent=self.emitter.tag,
             content=self.text if text is None else text,
             status=status,
-            model=self.model_label,
             citations=citations,
             usage=usage,
-            created_at=self._started_at,
+            **self._fields(),
         )
