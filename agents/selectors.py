@@ -36,8 +36,7 @@ def agents_usable_by(*, user: Any) -> list[Agent]:
 # The entry agent (one at most: a unique constraint) with its knowledge flag and experts' names,
 # read at every turn's start: its SQL, with two subqueries, is compiled once per connection.
 _ENTRY = PreparedLookup(
-    lambda _: with_what_runs_pin(Agent.objects.filter(is_entry=True, enabled=True)),
-    key_field=None,
+    lambda: with_what_runs_pin(Agent.objects.filter(is_entry=True, enabled=True))
 )
 
 

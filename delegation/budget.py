@@ -117,13 +117,7 @@ def _take(root: Run, counter: str, condition: str, params: list[Any]) -> tuple[i
 
 def budget_charge_tokens(*, root_id: Any, tokens: int) -> None:
     """Count a model call's tokens against the turn (atomic, from any worker)."""
-    Run.objects.filter(pk=root_id).update(**budget_token_fields(tokens))
-
-
-def budget_token_fields(tokens: int) -> dict[str, Any]:
-    """The root run's columns that count `tokens` against the turn, for a write of the root's
-    own row to carry (one statement fewer than `budget_charge_tokens` beside it)."""
-    return {"tree_tokens": F("tree_tokens") + tokens}
+    Run.objects.filter(pk=root_id).update(tree_tokens=F("tree_tokens") + tokens)
 
 
 def budget_take_delegation(*, root_id: Any, limits: dict[str, int] | None = None) -> bool:

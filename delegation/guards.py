@@ -27,16 +27,23 @@ def depth_limit(*, caller: Run) -> int:
     return min(caller.agent_config["max_depth"], root_limit, settings.DELEGATION_MAX_DEPTH)
 
 
+# Experts by name, with their access groups: compiled once per connection and number of names
+# (a leaf, with none, asks nothing).
+_CANDIDATES = PreparedLookup(
+    lambda names: Agent.objects.filter(
+        name__in=names, enabled=True, delegatable=True
+    ).select_related("access_group"),
+    keys=[Agent._meta.get_field("name")],
+)
+
+
 def _candidates(caller: Run) -> list[Agent]:
     """The caller's allowed experts that are enabled, delegatable and not on its path."""
     if not hasattr(caller, "_delegation_candidates"):
         names = [
             n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path
         ]
-        found = Agent.objects.filter(name__in=names, enabled=True, delegatable=True)
-        caller._delegation_candidates = (  # type: ignore[attr-defined]
-            list(found.select_related("access_group")) if names else []  # a leaf asks nothing
-        )
+        caller._delegation_candidates = _CANDIDATES.rows(names)  # type: ignore[attr-defined]
     return caller._delegation_candidates  # type: ignore[attr-defined]
 
 
@@ -70,7 +77,7 @@ def experts_out_of_reach(*, caller: Run) -> list[str]:
 # per connection.
 _TARGET = PreparedLookup(
     lambda name: with_what_runs_pin(Agent.objects.select_related("access_group")).filter(name=name),
-    key_field=Agent._meta.get_field("name"),
+    keys=[Agent._meta.get_field("name")],
 )
 
 

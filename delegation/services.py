@@ -8,9 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Exists, OuterRef, Value
-from django.db.models.functions import Greatest
+from django.db import DatabaseError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from agents.knowledge.tools import knowledge_tool_keys_for
@@ -19,7 +18,18 @@ from agents.services import agent_snapshot
 from config.db import row_or_none
 from config.enqueue import enqueue
 from config.prepared import PreparedLookup
-from delegation.budget import budget_initial, budget_token_fields
+from delegation.budget import budget_initial
+from delegation.fenced import (
+    CLAIM,
+    CLAIMED,
+    FINISH,
+    HEARTBEAT,
+    PROGRESS,
+    RELEASE,
+    WAIT,
+    held,
+    working,
+)
 from delegation.humans.models import InboxItem, ItemStatus
 from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
 
@@ -123,7 +133,7 @@ _CLAIMABLE = PreparedLookup(
         .defer(*ROOT_UNREAD)
         .filter(pk=run_id)
     ),
-    key_field=Run._meta.pk,
+    keys=[Run._meta.pk],
 )
 
 
@@ -160,24 +170,19 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
         run.lease_expires_at = _lease()
         run.lease_token = uuid.uuid4()
         run.worker = worker[:200]
-        run.save(
-            update_fields=["status", "started_at", "lease_expires_at", "lease_token", "worker"]
+        claimed = CLAIM.run(
+            id=run.pk,
+            **{name: getattr(run, name) for name in CLAIMED},
         )
+        if not claimed:  # as save(update_fields=...) says of a row gone meanwhile
+            raise DatabaseError("Save with update_fields did not affect any rows.")
     return run, 0.0
-
-
-def _held(run: Run) -> Any:
-    """Runs this worker still holds: running, under its own lease token."""
-    return Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, lease_token=run.lease_token)
 
 
 def run_heartbeat(*, run: Run, seq: int | None = None) -> None:
     """Renew the lease (and save the last event number sent, never lowering it: a stream's
     checkpoint can land after its step's own save); RunStopped if not ours."""
-    fields: dict[str, Any] = {"lease_expires_at": _lease()}
-    if seq is not None:
-        fields["last_seq"] = Greatest("last_seq", Value(seq))
-    if not _held(run).update(**fields):
+    if not HEARTBEAT.run(**held(run), lease_expires_at=_lease(), last_seq=seq or 0):
         raise RunStopped
 
 
@@ -185,41 +190,40 @@ def run_save_progress(*, run: Run, tokens: int = 0) -> None:
     """Persist transcript, steps, usage and seq and renew the lease; RunStopped if not ours.
     `tokens`: a model call's tokens to count against the turn, when `run` is the turn's root
     (its counters are on this row)."""
-    counted = budget_token_fields(tokens) if tokens else {}
-    updated = _held(run).update(
-        **counted,
-        transcript=run.transcript,
-        references=run.references,
-        routing=run.routing,
-        steps=run.steps,
-        usage=run.usage,
-        last_seq=run.last_seq,
-        lease_expires_at=_lease(),
-    )
-    if not updated:
+    values = dict(routing=run.routing, lease_expires_at=_lease(), tree_tokens=tokens)
+    if not PROGRESS.run(**held(run), **working(run), **values):
         raise RunStopped
 
 
 def _waits_for(runs: Any) -> Any:
-    """`runs` with what each still waits for, read in the same statement: (a person, an expert)."""
+    """`runs` with what each still waits for, read in the same statement: `person` (an inbox
+    item pending) and `expert` (an expert working)."""
     person = InboxItem.objects.filter(run_id=OuterRef("pk"), status=ItemStatus.PENDING)
     expert = Run.objects.filter(parent_id=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
-    return runs.annotate(person=Exists(person), expert=Exists(expert)).values_list(
-        "person", "expert"
-    )
+    return runs.only("pk").annotate(person=Exists(person), expert=Exists(expert))
 
 
-def _wait_status(waits: tuple[bool, bool] | None) -> str | None:
-    person, expert = waits or (False, False)
-    if person:
+# What a run waits for, read at each of its steps that asked (and, locked, before it waits):
+# compiled once per connection.
+_WAITS = PreparedLookup(
+    lambda run_id: _waits_for(Run.objects.filter(pk=run_id)), keys=[Run._meta.pk]
+)
+_WAITS_LOCKED = PreparedLookup(
+    lambda run_id: _waits_for(Run.objects.select_for_update(of=("self",)).filter(pk=run_id)),
+    keys=[Run._meta.pk],
+)
+
+
+def _wait_status(waits: Run | None) -> str | None:
+    if waits is not None and waits.person:
         return RunStatus.WAITING_HUMAN
-    return RunStatus.WAITING if expert else None
+    return RunStatus.WAITING if waits is not None and waits.expert else None
 
 
 def run_wait_status(*, run_id: Any) -> str | None:
     """What the run still waits for: `waiting_human` while an inbox item of it is pending,
     `waiting` while an expert of it works, None when nothing (it can go on)."""
-    return _wait_status(row_or_none(_waits_for(Run.objects.filter(pk=run_id))))
+    return _wait_status(_WAITS.row(run_id))
 
 
 def run_wait_or_continue(*, run: Run) -> bool:
@@ -228,22 +232,11 @@ def run_wait_or_continue(*, run: Run) -> bool:
     False if nothing is left to wait for (go on)."""
     with transaction.atomic():
         # The run's row lock, and what it waits for, in one statement.
-        locked = Run.objects.select_for_update(of=("self",)).filter(pk=run.pk)
-        status = _wait_status(row_or_none(_waits_for(locked)))
+        status = _wait_status(_WAITS_LOCKED.row(run.pk))
         if status is None:
             return False
-        updated = _held(run).update(
-            status=status,
-            waiting_since=timezone.now(),
-            transcript=run.transcript,
-            references=run.references,
-            steps=run.steps,
-            usage=run.usage,
-            last_seq=run.last_seq,
-            lease_expires_at=None,
-            lease_token=None,
-        )
-        if not updated:
+        values = dict(status=status, waiting_since=timezone.now())
+        if not WAIT.run(**held(run), **working(run), **values):
             raise RunStopped
     return True
 
@@ -274,18 +267,7 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
 
 def run_release(*, run: Run) -> None:
     """Hand a running run back to the queue (its task re-enqueues it to continue)."""
-    updated = _held(run).update(
-        status=RunStatus.QUEUED,
-        lease_expires_at=None,
-        lease_token=None,
-        queued_at=timezone.now(),
-        transcript=run.transcript,
-        references=run.references,
-        steps=run.steps,
-        usage=run.usage,
-        last_seq=run.last_seq,
-    )
-    if not updated:
+    if not RELEASE.run(**held(run), **working(run), queued_at=timezone.now()):
         raise RunStopped
 
 
@@ -300,25 +282,20 @@ def run_finish(
     """End a run; False if it had already ended (or, when fenced, is no longer this worker's).
     A run that answered under its own worker also saves the check of its answer and the turn's
     confidence (`validation`, `confidence`, `needs_review`: only its worker sets them)."""
-    fields = dict(
+    judged = fenced and status == RunStatus.SUCCEEDED
+    ending = dict(
         status=status,
         answer=answer,
         citations=run.citations if status == RunStatus.SUCCEEDED else [],
         error=error,
         finished_at=timezone.now(),
-        lease_expires_at=None,
-        transcript=run.transcript,
-        references=run.references,
-        steps=run.steps,
-        usage=run.usage,
-        last_seq=run.last_seq,
     )
-    if fenced and status == RunStatus.SUCCEEDED:
-        fields |= dict(
+    if judged:
+        ending |= dict(
             validation=run.validation, confidence=run.confidence, needs_review=run.needs_review
         )
-    runs = _held(run) if fenced else Run.objects.filter(pk=run.pk)
-    updated = runs.exclude(status__in=FINAL_STATUSES).update(**fields)
-    for name, value in fields.items():
+    named = held(run) if fenced else {"id": run.pk}
+    updated = FINISH[fenced, judged].run(**named, **working(run), **ending)
+    for name, value in (ending | {"lease_expires_at": None}).items():
         setattr(run, name, value)
     return bool(updated)

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from agents.registry import Tool, ToolContext, ToolResult, execute
 from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
+from config.prepared import PreparedLookup
 from delegation.citations import (
     KNOWLEDGE_TOOLS,
     references_from_child,
@@ -75,6 +76,16 @@ def run_tool_calls(
 
 # What a caller never reads of its expert's run when taking its result.
 CHILD_WORKING = ("transcript", "task", "routing", "routing_request")
+# The newest child of a call (a reattempt is a new child with the same call id): its ending
+# only, not its working (its transcript can be long). Compiled once per connection.
+_NEWEST_CHILD = PreparedLookup(
+    lambda caller, call: (
+        Run.objects.filter(parent_id=caller, parent_tool_call_id=call)
+        .defer(*CHILD_WORKING)
+        .order_by("-created_at")
+    ),
+    keys=[Run._meta.pk, Run._meta.get_field("parent_tool_call_id")],
+)
 
 
 def _delegation(
@@ -87,7 +98,7 @@ def _delegation(
         if fresh
         # The newest child of this call (a reattempt is a new child with the same call id);
         # not the expert's own working (its transcript can be long): its ending only.
-        else run.children.filter(parent_tool_call_id=call["id"]).defer(*CHILD_WORKING).first()
+        else _NEWEST_CHILD.row(run.pk, call["id"])
     )
     if child is None:
         return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)

@@ -244,7 +244,7 @@ CALLER_UNREAD = ("transcript", "references", "citations", "answer", "task", "rou
 # The caller, locked, without what can be long (its transcript): who it is. Compiled once.
 _CALLER = PreparedLookup(
     lambda run_id: Run.objects.select_for_update().defer(*CALLER_UNREAD).filter(pk=run_id),
-    key_field=Run._meta.pk,
+    keys=[Run._meta.pk],
 )
 
 

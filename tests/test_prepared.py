@@ -10,6 +10,7 @@ import uuid
 import psycopg
 import pytest
 from django.db import connection, transaction
+from django.db.models import Q
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
@@ -52,7 +53,7 @@ def values(obj) -> list:
 
 
 def test_a_prepared_lookup_builds_what_the_orm_builds(child):
-    lookup = PreparedLookup(claim_queryset, key_field=Run._meta.pk)
+    lookup = PreparedLookup(claim_queryset, keys=[Run._meta.pk])
     with transaction.atomic():
         prepared = lookup.row(child.pk)
         orm = claim_queryset(child.pk).get()
@@ -73,7 +74,7 @@ def test_a_lookup_without_related_rows_defers_what_the_orm_defers(child):
         return Run.objects.select_for_update().defer(*CALLER_UNREAD).filter(pk=run_id)
 
     with transaction.atomic():
-        prepared = PreparedLookup(caller, key_field=Run._meta.pk).row(child.root_id)
+        prepared = PreparedLookup(caller, keys=[Run._meta.pk]).row(child.root_id)
         orm = caller(child.root_id).get()
     assert values(prepared) == values(orm) and prepared.pk == child.root_id
     assert prepared.get_deferred_fields() == orm.get_deferred_fields() == set(CALLER_UNREAD)
@@ -84,7 +85,7 @@ def test_annotations_and_a_text_key_come_out_as_the_orm_gives_them(child):
         return with_knowledge_flag(Agent.objects.select_related("access_group")).filter(name=name)
 
     KnowledgeBase.objects.create(name="hr", display_name="HR").agents.add(child.agent)
-    lookup = PreparedLookup(expert, key_field=Agent._meta.get_field("name"))
+    lookup = PreparedLookup(expert, keys=[Agent._meta.get_field("name")])
     prepared, orm = lookup.row("expert"), expert("expert").get()
     assert values(prepared) == values(orm)
     assert prepared.linked_knowledge is orm.linked_knowledge is True
@@ -93,7 +94,7 @@ def test_annotations_and_a_text_key_come_out_as_the_orm_gives_them(child):
 
 
 def test_related_objects_come_with_the_row_at_no_further_query(child):
-    lookup = PreparedLookup(claim_queryset, key_field=Run._meta.pk)
+    lookup = PreparedLookup(claim_queryset, keys=[Run._meta.pk])
     with transaction.atomic():
         lookup.row(child.pk)  # the first call on this connection compiles
         with CaptureQueriesContext(connection) as queries:
@@ -114,7 +115,7 @@ def test_each_connection_compiles_once_and_every_call_reads_the_row_afresh(child
         built.append(run_id)
         return claim_queryset(run_id)
 
-    lookup = PreparedLookup(counted, key_field=Run._meta.pk)
+    lookup = PreparedLookup(counted, keys=[Run._meta.pk])
     with transaction.atomic():
         assert lookup.row(child.pk).status == RunStatus.QUEUED
     Run.objects.filter(pk=child.pk).update(status=RunStatus.RUNNING)
@@ -125,17 +126,61 @@ def test_each_connection_compiles_once_and_every_call_reads_the_row_afresh(child
     assert len(built) == 1
 
 
-def test_a_lookup_that_names_its_key_twice_is_refused_when_compiled(child):
-    twice = PreparedLookup(
-        lambda run_id: Run.objects.filter(pk=run_id, parent_id=run_id), key_field=Run._meta.pk
+def test_a_key_named_twice_is_given_in_both_places(child):
+    either = PreparedLookup(
+        lambda run_id: Run.objects.filter(Q(pk=run_id) | Q(parent_id=run_id)), keys=[Run._meta.pk]
     )
-    with pytest.raises(ValueError, match="exactly once"):
-        twice.row(child.pk)
+    assert {run.pk for run in either.rows(child.root_id)} == {child.pk, child.root_id}
+
+
+def test_a_key_the_queryset_never_uses_is_refused_when_compiled(child):
+    unused = PreparedLookup(lambda run_id: Run.objects.filter(depth=0), keys=[Run._meta.pk])
+    with pytest.raises(ValueError, match="never uses"):
+        unused.row(child.pk)
+
+
+def test_a_list_key_is_compiled_once_per_length_and_rows_come_in_the_orm_order(child):
+    built = []
+
+    def experts(names):
+        built.append(len(names))
+        return Agent.objects.filter(name__in=names).select_related("access_group")
+
+    lookup = PreparedLookup(experts, keys=[Agent._meta.get_field("name")])
+    make_agent("another")
+    for names in (["expert", "entry", "another"], ["another", "nobody", "entry"], ["entry"]):
+        prepared, orm = lookup.rows(names), list(experts(names))
+        assert [values(a) for a in prepared] == [values(a) for a in orm]
+        assert [a.name for a in prepared] == sorted(set(names) - {"nobody"})  # Agent's ordering
+    # Compiled for length 3 and for length 1, once each; the other builds are the ORM's.
+    assert built == [3, 3, 3, 1, 1]
+    with CaptureQueriesContext(connection) as queries:
+        assert lookup.rows([]) == []  # nothing can match: no query, as the ORM
+    assert len(queries) == 0
+
+
+def test_a_row_keeps_the_queryset_s_explicit_order(child):
+    later = run_create_child(
+        caller=child.root,
+        target=child.agent,
+        call_id="c1",
+        prompt="again",
+        reason="retry",
+        max_steps=3,
+    )
+    newest = PreparedLookup(
+        lambda caller, call: Run.objects.filter(
+            parent_id=caller, parent_tool_call_id=call
+        ).order_by("-created_at"),
+        keys=[Run._meta.pk, Run._meta.get_field("parent_tool_call_id")],
+    )
+    assert newest.row(child.root_id, "c1").pk == later.pk
+    assert newest.row(child.root_id, "c2") is None
 
 
 @pytest.mark.django_db(transaction=True)  # a plain test runs inside a transaction
 def test_a_lock_outside_a_transaction_is_refused_as_the_orm_refuses_it(child):
-    lookup = PreparedLookup(claim_queryset, key_field=Run._meta.pk)
+    lookup = PreparedLookup(claim_queryset, keys=[Run._meta.pk])
     if connection.features.has_select_for_update:  # Postgres
         with pytest.raises(TransactionManagementError):
             list(claim_queryset(child.pk))
@@ -190,8 +235,7 @@ def test_a_lookup_without_a_key_reads_the_one_row_its_filters_name():
     """The entry agent (unique by a constraint) with its annotations, as the ORM gives it;
     None when no row matches; a new entry agent is found at the next call."""
     entry = PreparedLookup(
-        lambda _: with_knowledge_flag(Agent.objects.filter(is_entry=True, enabled=True)),
-        key_field=None,
+        lambda: with_knowledge_flag(Agent.objects.filter(is_entry=True, enabled=True))
     )
     assert entry.row() is None
     first = make_agent("first", is_entry=True)

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.models import Agent
+from config.prepared import PreparedLookup
 from delegation.models import Run
 from delegation.routing.models import RoutingPolicy, SessionMemory
+
+# An entry agent's policy, read at each turn's start and each delivery of its run: compiled
+# once per connection (the first by name, as `.first()` orders them).
+_POLICY = PreparedLookup(
+    lambda name: RoutingPolicy.objects.filter(entry_agents__name=name).order_by("name"),
+    keys=[Agent._meta.get_field("name")],
+)
 
 
 def policy_for(*, agent_name: str) -> RoutingPolicy | None:
     """The routing policy of this entry agent, if any."""
-    return RoutingPolicy.objects.filter(entry_agents__name=agent_name).first()
+    return _POLICY.row(agent_name)
 
 
 def run_policy(run: Run) -> RoutingPolicy | None:

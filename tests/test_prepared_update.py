@@ -1,0 +1,150 @@
+"""Prepared updates: the row the ORM's update() leaves, from SQL compiled once per connection;
+values by name, in filters and expressions too; errors as the ORM raises them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from chat.models import ChatSession
+from config.db import SameAs
+from config.prepared import Param, PreparedUpdate
+from delegation.fenced import HEARTBEAT, PROGRESS, held, working
+from delegation.models import Run, RunStatus
+from delegation.services import run_create
+from tests.factories import make_agent
+
+pytestmark = pytest.mark.django_db
+
+
+def field(name):
+    return Run._meta.get_field(name)
+
+
+@pytest.fixture
+def runs(user):
+    agent = make_agent("solo")
+    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
+    made = [
+        run_create(agent=agent, user=user, session=session, task="q", transcript=[])
+        for _ in range(2)
+    ]
+    for run in made:
+        Run.objects.filter(pk=run.pk).update(
+            status=RunStatus.RUNNING, lease_token=uuid.uuid4(), last_seq=5, tree_tokens=10
+        )
+    return [Run.objects.get(pk=r.pk) for r in made]
+
+
+def saved(run):
+    """The run's row as the database has it, but for what tells two runs apart."""
+    row = Run.objects.filter(pk=run.pk).values().get()
+    return {
+        k: v
+        for k, v in row.items()
+        if k not in {"id", "lease_token", "created_at", "queued_at", "deadline"}
+    }
+
+
+def by_token():
+    return Run.objects.filter(
+        SameAs(F("lease_token"), Param("token", field("lease_token"))),
+        pk=Param("id", Run._meta.pk),
+    )
+
+
+def test_an_update_leaves_the_row_the_orm_leaves(runs):
+    ours, theirs = runs
+    at = timezone.now() + timedelta(minutes=3)
+    values = dict(
+        transcript=[{"role": "user", "content": "你好 \u2028 ok"}],
+        usage={"cost": "0.10"},
+        lease_expires_at=at,
+        error=None,
+        answer="done",
+    )
+    statement = PreparedUpdate(
+        lambda: (
+            by_token(),
+            {
+                **{name: Param(name, field(name)) for name in values},
+                "tree_tokens": F("tree_tokens") + Param("tokens", field("tree_tokens")),
+                "last_seq": Greatest("last_seq", Param("seq", field("last_seq"))),
+            },
+        )
+    )
+    assert statement.run(id=ours.pk, token=ours.lease_token, tokens=7, seq=3, **values) == 1
+    Run.objects.filter(pk=theirs.pk, lease_token=theirs.lease_token).update(
+        **values, tree_tokens=F("tree_tokens") + 7, last_seq=Greatest("last_seq", 3)
+    )
+    assert saved(ours) == saved(theirs)
+    ours.refresh_from_db()
+    assert (ours.tree_tokens, ours.last_seq, ours.lease_expires_at) == (17, 5, at)
+    assert ours.transcript == values["transcript"] and ours.error is None
+
+
+def test_filters_take_their_values_per_call_and_none_matches_null_as_the_orm(runs):
+    run, other = runs
+    statement = PreparedUpdate(lambda: (by_token(), {"answer": Param("answer", field("answer"))}))
+    assert statement.run(id=run.pk, token=uuid.uuid4(), answer="no") == 0  # not its lease
+    assert statement.run(id=run.pk, token=other.lease_token, answer="no") == 0
+    assert statement.run(id=run.pk, token=None, answer="no") == 0
+    assert statement.run(id=run.pk, token=run.lease_token, answer="yes") == 1
+    Run.objects.filter(pk=other.pk).update(lease_token=None)
+    assert statement.run(id=other.pk, token=None, answer="null") == 1  # IS NULL, as the ORM
+    assert Run.objects.filter(pk=other.pk, lease_token=None).update(answer="null") == 1
+    assert [Run.objects.get(pk=r.pk).answer for r in runs] == ["yes", "null"]
+
+
+def test_a_statement_is_compiled_once_per_connection(runs):
+    built = []
+
+    def build():
+        built.append(1)
+        return by_token(), {"worker": Param("worker", field("worker"))}
+
+    statement = PreparedUpdate(build)
+    for name in ("a", "b", "c"):
+        with CaptureQueriesContext(connection) as queries:
+            statement.run(id=runs[0].pk, token=runs[0].lease_token, worker=name)
+        assert len(queries) == 1 and "UPDATE" in queries[0]["sql"]
+    assert len(built) == 1 and Run.objects.get(pk=runs[0].pk).worker == "c"
+
+
+def test_a_value_missing_or_never_used_is_a_clear_error(runs):
+    statement = PreparedUpdate(lambda: (by_token(), {"worker": Param("worker", field("worker"))}))
+    with pytest.raises(ValueError, match="never uses"):
+        statement.run(id=runs[0].pk, token=runs[0].lease_token, worker="w", answer="x")
+    statement.run(id=runs[0].pk, token=runs[0].lease_token, worker="w")
+    with pytest.raises(TypeError, match=r"no value given for \['worker'\]"):
+        statement.run(id=runs[0].pk, token=runs[0].lease_token)
+
+
+def test_a_failed_update_marks_its_transaction_for_rollback_as_the_orm(runs):
+    statement = PreparedUpdate(lambda: (by_token(), {"last_seq": Param("seq", field("last_seq"))}))
+    with transaction.atomic():
+        with pytest.raises(IntegrityError):  # a positive integer's check
+            statement.run(id=runs[0].pk, token=runs[0].lease_token, seq=-1)
+        # Marked: the block's end rolls back instead of committing (a savepoint here).
+        assert transaction.get_rollback()
+    assert Run.objects.get(pk=runs[0].pk).last_seq == 5
+
+
+def test_the_fence_refuses_a_worker_whose_lease_was_taken(runs):
+    run = runs[0]
+    assert HEARTBEAT.run(**held(run), lease_expires_at=timezone.now(), last_seq=9) == 1
+    run.transcript, run.last_seq = [{"role": "assistant", "content": "so far"}], 9
+    values = dict(routing=None, lease_expires_at=timezone.now(), tree_tokens=0)
+    assert PROGRESS.run(**held(run), **working(run), **values) == 1
+    Run.objects.filter(pk=run.pk).update(lease_token=uuid.uuid4())  # another worker took it
+    assert HEARTBEAT.run(**held(run), lease_expires_at=timezone.now(), last_seq=99) == 0
+    assert PROGRESS.run(**held(run), **working(run), **values) == 0
+    saved_run = Run.objects.get(pk=run.pk)
+    assert saved_run.last_seq == 9 and saved_run.transcript == run.transcript
