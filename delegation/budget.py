@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,6 +10,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import F
 
+from config.prepared import Param, PreparedUpdate
 from delegation.models import Run
 
 
@@ -97,27 +99,44 @@ def _column(name: str) -> str:
     return connection.ops.quote_name(Run._meta.get_field(name).column)
 
 
+@functools.cache
+def _take_sql(vendor: str, counter: str, condition: str) -> str:
+    """The statement of `_take` (built once per database kind and condition)."""
+    table = connection.ops.quote_name(Run._meta.db_table)
+    returned = ", ".join(
+        _column(name) for name in ("tree_model_calls", "tree_tokens", "tree_delegations")
+    )
+    return (
+        f"UPDATE {table} SET {counter} = {counter} + 1 "
+        f"WHERE {_column('id')} = %s AND {condition} RETURNING {returned}"
+    )
+
+
 def _take(root: Run, counter: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
     """Add one to a counter of the root run where `condition` holds; the root's model calls,
     tokens and delegations after it, or None when the condition did not hold. UPDATE …
     RETURNING (SQLite 3.35+, Postgres) reserves and reads in one round trip, where the ORM's
     update() needs a second query to read."""
-    table = connection.ops.quote_name(Run._meta.db_table)
-    returned = ", ".join(
-        _column(name) for name in ("tree_model_calls", "tree_tokens", "tree_delegations")
-    )
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET {counter} = {counter} + 1 "
-            f"WHERE {_column('id')} = %s AND {condition} RETURNING {returned}",
+            _take_sql(connection.vendor, counter, condition),
             [Run._meta.pk.get_db_prep_value(root.pk, connection), *params],
         )
         return cursor.fetchone()
 
 
+# A model call's tokens counted on the turn's root: compiled once per connection.
+_CHARGE = PreparedUpdate(
+    lambda: (
+        Run.objects.filter(pk=Param("id", Run._meta.pk)),
+        {"tree_tokens": F("tree_tokens") + Param("tokens", Run._meta.get_field("tree_tokens"))},
+    )
+)
+
+
 def budget_charge_tokens(*, root_id: Any, tokens: int) -> None:
     """Count a model call's tokens against the turn (atomic, from any worker)."""
-    Run.objects.filter(pk=root_id).update(tree_tokens=F("tree_tokens") + tokens)
+    _CHARGE.run(id=root_id, tokens=tokens)
 
 
 def budget_take_delegation(*, root_id: Any, limits: dict[str, int] | None = None) -> bool:

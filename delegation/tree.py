@@ -248,6 +248,16 @@ _CALLER = PreparedLookup(
 )
 
 
+# The caller's message of a delegation, by the expert's run (a reattempt is a message of its
+# own): compiled once per connection.
+_DELEGATION_MESSAGE = PreparedLookup(
+    lambda caller, child: ChatMessage.objects.filter(
+        run_id=caller, role=MessageRole.TOOL, tool__delegation__run_id=child
+    ).order_by("created_at", "pk"),
+    keys=[ChatMessage._meta.get_field("run"), ChatMessage._meta.get_field("tool")],
+)
+
+
 def delegation_complete(*, child: Run) -> None:
     """Report a child's end to its caller; the last child to end re-enqueues the caller. An
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
@@ -262,9 +272,7 @@ def delegation_complete(*, child: Run) -> None:
         else:
             result, status = json.loads(delegation_result(child=child)), child.status
         summary = child.answer[:300] if result["ok"] else result["error"]["message"]
-        message = ChatMessage.objects.filter(
-            run=parent, role=MessageRole.TOOL, tool__delegation__run_id=str(child.id)
-        ).first()
+        message = _DELEGATION_MESSAGE.row(parent.pk, str(child.id))
         if message is not None:
             message.tool = {
                 **message.tool,

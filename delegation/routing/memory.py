@@ -44,7 +44,7 @@ def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
         return
     per_user = bool(policy and policy.memory_per_user)
     owner = {"user_id": run.user_id, "session_id": None if per_user else run.session_id}
-    memory = SessionMemory.objects.filter(**owner).first()
+    memory = memory_of(session=run.session_id, user=run.user_id, per_user=per_user)
     if memory is None:
         try:  # a first memory is written with its data in one statement
             with transaction.atomic():

@@ -54,8 +54,24 @@ def session_modes(*, session: Any) -> dict[str, str]:
     return {run_id: mode for run_id, mode in modes.items() if mode}
 
 
+# A session's routing memory, and a user's (kept per user by a policy): read at each turn's
+# start and end, compiled once per connection.
+_SESSION_MEMORY = PreparedLookup(
+    lambda session, user: SessionMemory.objects.filter(session_id=session, user_id=user).order_by(
+        "pk"
+    ),
+    keys=[SessionMemory._meta.get_field("session"), SessionMemory._meta.get_field("user")],
+)
+_USER_MEMORY = PreparedLookup(
+    lambda user: SessionMemory.objects.filter(user_id=user, session__isnull=True).order_by("pk"),
+    keys=[SessionMemory._meta.get_field("user")],
+)
+
+
 def memory_of(*, session: Any, user: Any, per_user: bool = False) -> SessionMemory | None:
-    """The routing memory of the session (or of the user, when the policy keeps it per user)."""
+    """The routing memory of the session (or of the user, when the policy keeps it per user);
+    each given as a model or its key."""
+    user = getattr(user, "pk", user)
     if per_user:
-        return SessionMemory.objects.filter(user=user, session__isnull=True).first()
-    return SessionMemory.objects.filter(session=session, user=user).first()
+        return _USER_MEMORY.row(user)
+    return _SESSION_MEMORY.row(getattr(session, "pk", session), user)
