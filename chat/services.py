@@ -7,12 +7,34 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.db.models.constants import OnConflict
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.selectors import agent_entry_for
 from chat.models import ChatMessage, ChatPreference, ChatSession, MessageRole, MessageStatus
 from config.errors import AppError
+from config.prepared import PreparedInsert
+
+# An agent or tool message written whole, by id: a replayed step rewrites it (compiled once per
+# connection).
+_UPSERT = PreparedInsert(
+    ChatMessage,
+    on_conflict=OnConflict.UPDATE,
+    unique_fields=["id"],
+    update_fields=[
+        "content",
+        "tool",
+        "status",
+        "agent",
+        "model",
+        "citations",
+        "usage",
+        "updated_at",
+    ],
+)
+# A streaming message's first save, unless its run's end wrote it first.
+_FIRST_SAVE = PreparedInsert(ChatMessage, on_conflict=OnConflict.IGNORE)
 
 
 def message_upsert(
@@ -36,35 +58,21 @@ def message_upsert(
     `created_at`: when it appeared, if before now (kept by an update).
     """
     content = _storable(content)
-    ChatMessage.objects.bulk_create(
-        [
-            ChatMessage(
-                id=message_id,
-                created_at=created_at or timezone.now(),
-                session_id=session_id,
-                role=role,
-                run_id=run_id,
-                agent=agent,
-                content=content,
-                tool=tool,
-                status=status,
-                model=model,
-                citations=citations or [],
-                usage=usage or None,
-            )
-        ],
-        update_conflicts=True,
-        unique_fields=["id"],
-        update_fields=[
-            "content",
-            "tool",
-            "status",
-            "agent",
-            "model",
-            "citations",
-            "usage",
-            "updated_at",
-        ],
+    _UPSERT.insert(
+        ChatMessage(
+            id=message_id,
+            created_at=created_at or timezone.now(),
+            session_id=session_id,
+            role=role,
+            run_id=run_id,
+            agent=agent,
+            content=content,
+            tool=tool,
+            status=status,
+            model=model,
+            citations=citations or [],
+            usage=usage or None,
+        )
     )
 
 
@@ -87,7 +95,7 @@ def message_text_save(
             content=content,
             **new,
         )
-        ChatMessage.objects.bulk_create([first], ignore_conflicts=True)  # closed: left as it is
+        _FIRST_SAVE.insert(first)  # closed meanwhile: left as it is
 
 
 def _storable(text: str) -> str:

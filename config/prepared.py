@@ -25,9 +25,10 @@ from typing import Any
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, router, transaction
-from django.db.models import Expression, Field, Model, QuerySet
+from django.db.models import Expression, Field, Model, QuerySet, signals
+from django.db.models.constants import OnConflict
 from django.db.models.query import get_related_populators
-from django.db.models.sql import UpdateQuery
+from django.db.models.sql import InsertQuery, UpdateQuery
 from django.db.transaction import TransactionManagementError
 
 
@@ -238,3 +239,77 @@ class PreparedUpdate:
         using = router.db_for_write(queryset.model)
         sql, params = query.get_compiler(using).as_sql()
         return _Slots(sql, params, names, using)
+
+
+class _CompiledInsert:
+    """One connection's compiled INSERT of one row of a model."""
+
+    def __init__(self, inserter: PreparedInsert, obj: Model, using: str) -> None:
+        self.connection, self.using = connections[using], using
+        model, opts = inserter.model, inserter.model._meta
+        self.fields = [f for f in opts.concrete_fields if not f.generated]
+        returning = []
+        if opts.auto_field is not None and getattr(obj, opts.pk.attname) is None:
+            self.fields.remove(opts.auto_field)  # the database numbers it: read it back
+            returning = [opts.auto_field]
+            if not self.connection.features.can_return_columns_from_insert:
+                raise ValueError("a prepared insert reads its new key back with RETURNING")
+        query = InsertQuery(
+            model,
+            on_conflict=inserter.on_conflict,
+            update_fields=[opts.get_field(name) for name in inserter.update_fields],
+            unique_fields=[opts.get_field(name) for name in inserter.unique_fields],
+        )
+        query.insert_values(self.fields, [obj])
+        compiler = query.get_compiler(using=using)
+        compiler.returning_fields = returning
+        ((self.sql, params),) = compiler.as_sql()
+        if len(params) != len(self.fields):
+            raise ValueError(f"{model.__name__}: a prepared insert takes one value per column")
+        self.returns_key = bool(returning)
+
+
+class PreparedInsert:
+    """An INSERT of one row whose SQL each connection compiles once: `obj.save()` of a new row,
+    or (with `on_conflict`) `bulk_create([obj], ...)`'s upsert or ignore, without building and
+    compiling the query each time. Each column's value is prepared as the ORM prepares it
+    (`pre_save`, so `auto_now` and its kin apply, then `get_db_prep_save`). Like bulk_create it
+    sends no signals, so a model with save receivers is refused when compiled."""
+
+    def __init__(
+        self,
+        model: type[Model],
+        *,
+        on_conflict: OnConflict | None = None,
+        update_fields: Sequence[str] = (),
+        unique_fields: Sequence[str] = (),
+    ) -> None:
+        self.model, self.on_conflict = model, on_conflict
+        self.update_fields, self.unique_fields = tuple(update_fields), tuple(unique_fields)
+        self._compiled = _PerConnection()
+
+    def insert(self, obj: Model) -> Model:
+        """Insert `obj` (its key read back when the database numbers it); `obj` itself."""
+        if signals.pre_save.has_listeners(self.model) or signals.post_save.has_listeners(
+            self.model
+        ):
+            raise ValueError(f"{self.model.__name__} has save receivers a prepared insert skips")
+        using = router.db_for_write(self.model, instance=obj)
+        shape = getattr(obj, self.model._meta.pk.attname) is None
+        statement = self._compiled.get(shape, lambda: _CompiledInsert(self, obj, using))
+        connection = statement.connection
+        params = []
+        for field in statement.fields:
+            value = field.pre_save(obj, True)
+            if hasattr(value, "resolve_expression"):
+                raise TypeError(f"{field.name}: a prepared insert takes values, not expressions")
+            params.append(field.get_db_prep_save(value, connection))
+        with (
+            transaction.mark_for_rollback_on_error(using=statement.using),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(statement.sql, params)
+            if statement.returns_key:
+                setattr(obj, self.model._meta.pk.attname, cursor.fetchone()[0])
+        obj._state.adding, obj._state.db = False, statement.using
+        return obj

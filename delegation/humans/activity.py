@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from config.prepared import PreparedInsert
 from delegation.humans.models import Activity
 from delegation.models import Run
+
+# A row per delegation, verdict and escalation: compiled once per connection.
+_ADD = PreparedInsert(Activity)
 
 
 def activity_record(
@@ -18,13 +22,15 @@ def activity_record(
     data: dict[str, Any] | None = None,
 ) -> Activity:
     """Add one row; the agent, turn and user come from `run` when given."""
-    return Activity.objects.create(
-        kind=kind,
-        summary=summary[:500],
-        run=run,
-        root_id=run.root_id_or_self if run is not None else None,
-        agent_name=agent_name or (run.agent_config.get("name", "") if run is not None else ""),
-        user_id=run.user_id if run is not None else None,
-        actor=actor if getattr(actor, "is_authenticated", False) else None,
-        data=data or {},
+    return _ADD.insert(
+        Activity(
+            kind=kind,
+            summary=summary[:500],
+            run=run,
+            root_id=run.root_id_or_self if run is not None else None,
+            agent_name=agent_name or (run.agent_config.get("name", "") if run is not None else ""),
+            user_id=run.user_id if run is not None else None,
+            actor=actor if getattr(actor, "is_authenticated", False) else None,
+            data=data or {},
+        )
     )

@@ -16,6 +16,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from agents.providers.base import ModelRequest, ToolCallRequest, Usage
+from config.prepared import PreparedInsert
 from delegation.models import Run
 from delegation.usage.budgets import Hold, run_caps, spend_hold, spend_settle
 from delegation.usage.models import ModelPrice, UsageRecord
@@ -88,6 +89,10 @@ def usage_hold(*, run: Run, provider: str, request: ModelRequest) -> CallHold:
     )
 
 
+# One ledger row per model call: compiled once per connection.
+_RECORD = PreparedInsert(UsageRecord)
+
+
 def usage_charge(
     *,
     run: Run,
@@ -111,28 +116,30 @@ def usage_charge(
     # The row and the settled spend commit together; inside a caller's transaction they are part
     # of it (no savepoint: a failure here fails that transaction too).
     with transaction.atomic(savepoint=False):
-        UsageRecord.objects.create(
-            created_at=hold.started_at,
-            day=hold.day,
-            user_id=run.user_id,
-            session_id=run.session_id,
-            run_id=run.id,
-            root_id=run.root_id_or_self,
-            agent_id=run.agent_id,
-            agent_name=run.agent_config.get("name", ""),
-            depth=run.depth,
-            step=run.steps,
-            provider=hold.provider,
-            model=hold.model,
-            prompt_tokens=prompt,
-            cached_tokens=cached,
-            completion_tokens=completion,
-            usage_reported=reported,
-            priced=hold.quote.priced,
-            price=hold.quote.price,
-            estimate=hold.estimate,
-            cost=cost,
-            currency=hold.currency,
+        _RECORD.insert(
+            UsageRecord(
+                created_at=hold.started_at,
+                day=hold.day,
+                user_id=run.user_id,
+                session_id=run.session_id,
+                run_id=run.id,
+                root_id=run.root_id_or_self,
+                agent_id=run.agent_id,
+                agent_name=run.agent_config.get("name", ""),
+                depth=run.depth,
+                step=run.steps,
+                provider=hold.provider,
+                model=hold.model,
+                prompt_tokens=prompt,
+                cached_tokens=cached,
+                completion_tokens=completion,
+                usage_reported=reported,
+                priced=hold.quote.priced,
+                price=hold.quote.price,
+                estimate=hold.estimate,
+                cost=cost,
+                currency=hold.currency,
+            )
         )
         spend_settle(hold=hold.hold, cost=cost, currency=hold.currency)
     if run.taken_over:  # a dead worker may have charged calls it never saved: sum the ledger

@@ -1,5 +1,6 @@
-"""Prepared updates: the row the ORM's update() leaves, from SQL compiled once per connection;
-values by name, in filters and expressions too; errors as the ORM raises them."""
+"""Prepared writes: the row the ORM's update(), create() and bulk_create() upsert leave, from SQL
+compiled once per connection; values by name, in filters and expressions too; errors as the ORM
+raises them."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ from datetime import timedelta
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
+from django.db.models.constants import OnConflict
 from django.db.models.functions import Greatest
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from chat.models import ChatSession
+from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from config.db import SameAs
-from config.prepared import Param, PreparedUpdate
+from config.prepared import Param, PreparedInsert, PreparedUpdate
 from delegation.fenced import HEARTBEAT, PROGRESS, held, working
+from delegation.humans.models import Activity, ActivityKind
 from delegation.models import Run, RunStatus
 from delegation.services import run_create
 from tests.factories import make_agent
@@ -148,3 +151,84 @@ def test_the_fence_refuses_a_worker_whose_lease_was_taken(runs):
     assert PROGRESS.run(**held(run), **working(run), **values) == 0
     saved_run = Run.objects.get(pk=run.pk)
     assert saved_run.last_seq == 9 and saved_run.transcript == run.transcript
+
+
+def row(obj):
+    """A row as the database has it, but for what tells two rows apart."""
+    values = type(obj).objects.filter(pk=obj.pk).values().get()
+    return {k: v for k, v in values.items() if k not in {"id", "created_at", "updated_at"}}
+
+
+def test_an_insert_writes_the_row_create_writes_and_reads_its_new_key_back(runs):
+    run = runs[0]
+    values = dict(
+        kind=ActivityKind.DELEGATION_ANSWERED,
+        summary="專家 → 助理: ok",
+        run=run,
+        root_id=run.pk,
+        user_id=run.user_id,
+        data={"status": "succeeded", "量": [1, 2]},
+    )
+    inserter = PreparedInsert(Activity)
+    with CaptureQueriesContext(connection) as queries:
+        ours = inserter.insert(Activity(**values))
+        again = inserter.insert(Activity(**values))
+    theirs = Activity.objects.create(**values)
+    assert [q["sql"].split(None, 1)[0] for q in queries] == ["INSERT", "INSERT"]
+    assert isinstance(ours.pk, int) and again.pk > ours.pk and not ours._state.adding
+    assert row(ours) == row(theirs) and ours.created_at is not None  # auto_now_add applied
+    assert Activity.objects.get(pk=ours.pk).data == values["data"]
+
+
+def message(session, content, status=MessageStatus.STREAMING, **more):
+    return ChatMessage(
+        id=more.pop("id", uuid.uuid4()),
+        session=session,
+        role=MessageRole.AGENT,
+        content=content,
+        status=status,
+        **more,
+    )
+
+
+def test_an_upsert_updates_the_fields_it_names_as_bulk_create_does(runs):
+    session = runs[0].session
+    upsert = PreparedInsert(
+        ChatMessage,
+        on_conflict=OnConflict.UPDATE,
+        unique_fields=["id"],
+        update_fields=["content", "status", "updated_at"],
+    )
+    first = upsert.insert(message(session, "so far"))
+    kept = ChatMessage.objects.get(pk=first.pk)
+    replay = message(session, "whole", MessageStatus.COMPLETED, id=first.pk, model="other")
+    upsert.insert(replay)
+    theirs = message(session, "so far")
+    ChatMessage.objects.bulk_create([theirs])
+    ChatMessage.objects.bulk_create(
+        [message(session, "whole", MessageStatus.COMPLETED, id=theirs.pk, model="other")],
+        update_conflicts=True,
+        unique_fields=["id"],
+        update_fields=["content", "status", "updated_at"],
+    )
+    ours = ChatMessage.objects.get(pk=first.pk)
+    assert row(ours) == row(theirs) and (ours.content, ours.model) == ("whole", "")
+    assert ours.created_at == kept.created_at and ours.updated_at > kept.updated_at
+
+
+def test_an_insert_that_ignores_conflicts_leaves_the_row_as_it_was(runs):
+    session = runs[0].session
+    ignore = PreparedInsert(ChatMessage, on_conflict=OnConflict.IGNORE)
+    first = ignore.insert(message(session, "closed", MessageStatus.COMPLETED))
+    ignore.insert(message(session, "late", id=first.pk))
+    saved_message = ChatMessage.objects.get(pk=first.pk)
+    assert (saved_message.content, saved_message.status) == ("closed", MessageStatus.COMPLETED)
+
+
+def test_a_model_with_save_receivers_or_an_expression_value_is_refused(runs):
+    with pytest.raises(ValueError, match="save receivers"):
+        PreparedInsert(Run).insert(Run(agent_config={}))  # evals pins an expert's run on save
+    inserter = PreparedInsert(Activity)
+    inserter.insert(Activity(kind=ActivityKind.DELEGATION_ANSWERED, summary="x"))
+    with pytest.raises(TypeError, match="not expressions"):
+        inserter.insert(Activity(kind=ActivityKind.DELEGATION_ANSWERED, summary=F("kind")))
