@@ -270,11 +270,11 @@ class _CompiledInsert:
 
 
 class PreparedInsert:
-    """An INSERT of one row whose SQL each connection compiles once: `obj.save()` of a new row,
-    or (with `on_conflict`) `bulk_create([obj], ...)`'s upsert or ignore, without building and
-    compiling the query each time. Each column's value is prepared as the ORM prepares it
-    (`pre_save`, so `auto_now` and its kin apply, then `get_db_prep_save`). Like bulk_create it
-    sends no signals, so a model with save receivers is refused when compiled."""
+    """An INSERT of one row whose SQL each connection compiles once: `obj.save()` of a new row
+    (its `pre_save` and `post_save` signals sent as save() sends them), or, with
+    `on_conflict`, `bulk_create([obj], ...)`'s upsert or ignore (no signals, as bulk_create),
+    without building and compiling the query each time. Each column's value is prepared as the
+    ORM prepares it (`pre_save`, so `auto_now` and its kin apply, then `get_db_prep_save`)."""
 
     def __init__(
         self,
@@ -290,11 +290,12 @@ class PreparedInsert:
 
     def insert(self, obj: Model) -> Model:
         """Insert `obj` (its key read back when the database numbers it); `obj` itself."""
-        if signals.pre_save.has_listeners(self.model) or signals.post_save.has_listeners(
-            self.model
-        ):
-            raise ValueError(f"{self.model.__name__} has save receivers a prepared insert skips")
         using = router.db_for_write(self.model, instance=obj)
+        saved = self.on_conflict is None  # as save(); bulk_create sends no signals
+        if saved:
+            signals.pre_save.send(
+                sender=type(obj), instance=obj, raw=False, using=using, update_fields=None
+            )
         shape = getattr(obj, self.model._meta.pk.attname) is None
         statement = self._compiled.get(shape, lambda: _CompiledInsert(self, obj, using))
         connection = statement.connection
@@ -312,4 +313,13 @@ class PreparedInsert:
             if statement.returns_key:
                 setattr(obj, self.model._meta.pk.attname, cursor.fetchone()[0])
         obj._state.adding, obj._state.db = False, statement.using
+        if saved:
+            signals.post_save.send(
+                sender=type(obj),
+                instance=obj,
+                created=True,
+                update_fields=None,
+                raw=False,
+                using=statement.using,
+            )
         return obj

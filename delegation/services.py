@@ -17,7 +17,7 @@ from agents.models import Agent
 from agents.services import agent_snapshot
 from config.db import row_or_none
 from config.enqueue import enqueue
-from config.prepared import PreparedLookup
+from config.prepared import PreparedInsert, PreparedLookup
 from delegation.budget import budget_initial
 from delegation.fenced import (
     CLAIM,
@@ -55,6 +55,10 @@ def pinned_config(agent: Agent) -> dict[str, Any]:
     return config
 
 
+# Every turn's run and every expert's: compiled once per connection.
+_NEW_RUN = PreparedInsert(Run)
+
+
 def run_create(
     *,
     agent: Agent,
@@ -70,22 +74,24 @@ def run_create(
     `routing_request` holds the turn's routing flags (force_strict, force_guide, debug) and
     `language` the one its messages are in."""
     now = timezone.now()
-    return Run.objects.create(
-        session=session,
-        user=user,
-        agent=agent,
-        agent_version=agent.version,
-        agent_config=pinned_config(agent),
-        user_message=user_message,
-        routing_request=routing_request or {},
-        depth=0,
-        path=[agent.name],
-        task=task,
-        language=language,
-        transcript=transcript,
-        budget=budget_initial(),
-        deadline=now + timedelta(seconds=settings.RUN_DEADLINE_SECONDS),
-        queued_at=now,
+    return _NEW_RUN.insert(
+        Run(
+            session=session,
+            user=user,
+            agent=agent,
+            agent_version=agent.version,
+            agent_config=pinned_config(agent),
+            user_message=user_message,
+            routing_request=routing_request or {},
+            depth=0,
+            path=[agent.name],
+            task=task,
+            language=language,
+            transcript=transcript,
+            budget=budget_initial(),
+            deadline=now + timedelta(seconds=settings.RUN_DEADLINE_SECONDS),
+            queued_at=now,
+        )
     )
 
 
@@ -98,23 +104,25 @@ def run_create_child(
     root_deadline = caller.root.deadline if caller.root_id else caller.deadline
     config = pinned_config(target)
     config["max_steps"] = max(1, min(config["max_steps"], max_steps))
-    return Run.objects.create(
-        session_id=caller.session_id,
-        user=caller.user,  # loaded with the caller: later checks of the user cost no query
-        agent=target,
-        agent_version=target.version,
-        agent_config=config,
-        parent=caller,
-        parent_tool_call_id=call_id,
-        root_id=caller.root_id_or_self,
-        depth=caller.depth + 1,
-        path=[*caller.path, target.name],
-        task=prompt,
-        language=caller.language,  # the user's language, whatever words the caller delegated in
-        routing_reason=reason[:500],
-        transcript=[{"role": "user", "content": prompt}],
-        queued_at=now,
-        deadline=min(root_deadline, now + timedelta(seconds=settings.CHILD_DEADLINE_SECONDS)),
+    return _NEW_RUN.insert(
+        Run(
+            session_id=caller.session_id,
+            user=caller.user,  # loaded with the caller: later checks of the user cost no query
+            agent=target,
+            agent_version=target.version,
+            agent_config=config,
+            parent=caller,
+            parent_tool_call_id=call_id,
+            root_id=caller.root_id_or_self,
+            depth=caller.depth + 1,
+            path=[*caller.path, target.name],
+            task=prompt,
+            language=caller.language,  # the user's language, whatever words the caller delegated in
+            routing_reason=reason[:500],
+            transcript=[{"role": "user", "content": prompt}],
+            queued_at=now,
+            deadline=min(root_deadline, now + timedelta(seconds=settings.CHILD_DEADLINE_SECONDS)),
+        )
     )
 
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, signals
 from django.db.models.constants import OnConflict
 from django.db.models.functions import Greatest
 from django.test.utils import CaptureQueriesContext
@@ -225,9 +225,34 @@ def test_an_insert_that_ignores_conflicts_leaves_the_row_as_it_was(runs):
     assert (saved_message.content, saved_message.status) == ("closed", MessageStatus.COMPLETED)
 
 
-def test_a_model_with_save_receivers_or_an_expression_value_is_refused(runs):
-    with pytest.raises(ValueError, match="save receivers"):
-        PreparedInsert(Run).insert(Run(agent_config={}))  # evals pins an expert's run on save
+def test_an_insert_sends_the_save_signals_save_sends_and_an_upsert_none(runs):
+    heard = []
+
+    def before(sender, instance, raw, **kwargs):
+        heard.append(("pre", instance.pk, None, raw))
+
+    def after(sender, instance, created, raw, **kwargs):
+        heard.append(("post", instance.pk, created, raw))
+
+    signals.pre_save.connect(before, sender=ChatMessage, weak=False)
+    signals.post_save.connect(after, sender=ChatMessage, weak=False)
+    try:
+        saved_message = PreparedInsert(ChatMessage).insert(message(runs[0].session, "hi"))
+        upsert = PreparedInsert(
+            ChatMessage,
+            on_conflict=OnConflict.UPDATE,
+            unique_fields=["id"],
+            update_fields=["content"],
+        )
+        upsert.insert(message(runs[0].session, "again", id=saved_message.pk))
+    finally:
+        signals.pre_save.disconnect(before, sender=ChatMessage)
+        signals.post_save.disconnect(after, sender=ChatMessage)
+    pk = saved_message.pk
+    assert heard == [("pre", pk, None, False), ("post", pk, True, False)]
+
+
+def test_an_expression_value_is_refused(runs):
     inserter = PreparedInsert(Activity)
     inserter.insert(Activity(kind=ActivityKind.DELEGATION_ANSWERED, summary="x"))
     with pytest.raises(TypeError, match="not expressions"):

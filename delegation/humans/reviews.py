@@ -18,6 +18,7 @@ from chat.events import emit, envelope
 from chat.models import ChatSession, MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.errors import AppError
+from config.prepared import PreparedLookup
 from delegation.emitter import RunEmitter
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS
@@ -49,15 +50,21 @@ REVIEWER_TAG = {
 }
 
 
+# The checked experts' runs of a turn: compiled once per connection.
+_CHECKED_BELOW = PreparedLookup(
+    lambda root: Run.objects.filter(root_id=root, validation__isnull=False).only(
+        "validation", "agent_config", "status"
+    ),
+    keys=[Run._meta.pk],
+)
+
+
 def turn_assess(*, run: Run, emitter: RunEmitter, message_id: uuid.UUID, answer: str) -> None:
     """Rate the turn's answer from the checks of the answers it relies on: `high`, `low`
     (a check failed or was unsure: the answer is queued for review and the user told), or
     "" when nothing was checked. Sets `run.confidence` and `run.needs_review`."""
     checks = [(run.agent_config["name"], run.validation)] if run.validation else []
-    below = Run.objects.filter(root_id=run.id, validation__isnull=False).only(
-        "validation", "agent_config", "status"
-    )
-    for expert in below if asked_an_expert(run) else ():
+    for expert in _CHECKED_BELOW.rows(run.id) if asked_an_expert(run) else ():
         if (expert.validation or {}).get("outcome") not in RESTARTS:
             checks.append((expert.agent_config["name"], expert.validation))
     if not checks:

@@ -17,8 +17,8 @@ from agents.selectors import agent_entry_for, agent_usable_by
 from chat.events import emit, envelope
 from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
 from chat.selectors import message_as_event_data
-from config.db import row_or_none
 from config.errors import AppError, NotFound
+from config.prepared import PreparedInsert, PreparedLookup
 from config.text import reply_language
 from delegation.models import Run
 from delegation.selectors import session_active_run
@@ -98,6 +98,19 @@ def clean_text(text: str) -> str:
     return text
 
 
+# A turn's start reads and writes these at every message: compiled once per connection.
+_SESSION_LOCKED = PreparedLookup(
+    lambda pk: ChatSession.objects.select_for_update().filter(pk=pk), keys=[ChatSession._meta.pk]
+)
+_MESSAGE = PreparedLookup(
+    lambda pk: ChatMessage.objects.filter(pk=pk).select_related("session"),
+    keys=[ChatMessage._meta.pk],
+)
+
+_NEW_SESSION = PreparedInsert(ChatSession)
+_NEW_MESSAGE = PreparedInsert(ChatMessage)
+
+
 @transaction.atomic
 def _start(
     *,
@@ -112,12 +125,12 @@ def _start(
     existing = existing_message(user=user, session_id=session_id, message_id=message_id)
     if existing is not None:
         return existing
-    session = row_or_none(ChatSession.objects.select_for_update().filter(pk=session_id))
+    session = _SESSION_LOCKED.row(session_id)
     fresh = session is None  # created here: no earlier turn, nothing running, no history
     if session is None:
         agent = agent_entry_for(user=user)
-        session = ChatSession.objects.create(
-            id=session_id, user=user, agent=agent, title=title_from(text)
+        session = _NEW_SESSION.insert(
+            ChatSession(id=session_id, user=user, agent=agent, title=title_from(text))
         )
     elif session.user_id != user.pk:
         raise NotFound("session")
@@ -125,8 +138,10 @@ def _start(
         agent = session_agent(session=session, user=user)
     if not fresh:
         ensure_no_turn_running(session)
-    message = ChatMessage.objects.create(
-        id=message_id, session=session, role=MessageRole.USER, content=text, origin=origin
+    message = _NEW_MESSAGE.insert(
+        ChatMessage(
+            id=message_id, session=session, role=MessageRole.USER, content=text, origin=origin
+        )
     )
     run = turn_begin(
         session=session,
@@ -137,9 +152,10 @@ def _start(
         fresh=fresh,
         language=language,
     )
-    if not session.title:  # a session created empty is named after its first message
-        session.title = title_from(text)
-    session.save(update_fields=["title", "updated_at"])
+    if not fresh:  # the session moves up the user's list (a new one is named and dated)
+        if not session.title:  # a session created empty is named after its first message
+            session.title = title_from(text)
+        session.save(update_fields=["title", "updated_at"])
     return SentMessage(message, run, True)
 
 
@@ -147,7 +163,7 @@ def existing_message(
     *, user: Any, session_id: uuid.UUID, message_id: uuid.UUID
 ) -> SentMessage | None:
     """A message already stored under this id (a retry), or None; another's id conflicts."""
-    existing = row_or_none(ChatMessage.objects.filter(pk=message_id).select_related("session"))
+    existing = _MESSAGE.row(message_id)
     if existing is None:
         return None
     if existing.session.user_id != user.pk or existing.session_id != session_id:

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # lower it when a change saves queries (docs/decisions/0006-performance.md).
 HOP_QUERY_BUDGET = 24
 # The most a depth-0 turn (sent, routed, one model call, answered) may run, the same way.
-TURN_QUERY_BUDGET = 20
+TURN_QUERY_BUDGET = 19
 
 
 def fake_team(body: dict) -> object:
