@@ -72,10 +72,14 @@ def distributed_env(env: dict[str, str]) -> dict[str, str]:
         ["createdb", "-h", "127.0.0.1", "-U", "postgres", "agent_platform_bench"],
         capture_output=True,
     )
+    redis_url = "redis://127.0.0.1:6379/14"
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()  # no task or event left from an earlier bench
     return {
         **env,
         "DATABASE_URL": pg.rsplit("/", 1)[0] + "/agent_platform_bench",
-        "REDIS_URL": "redis://127.0.0.1:6379/14",
+        "REDIS_URL": redis_url,
     }
 
 
@@ -189,9 +193,16 @@ class Servers:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # Every process is stopped, whatever one of them does: a worker left running would
+        # take the next bench's tasks from the same queue and fail them against a dead model.
         for process in self.processes:
             process.terminate()
-            process.wait(timeout=15)
+        for process in self.processes:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:  # daphne can wait on an open websocket
+                process.kill()
+                process.wait()
 
 
 async def websocket_turns(
@@ -225,8 +236,13 @@ async def websocket_turns(
 
 
 def root_completed(event: dict) -> bool:
-    """The turn's end: the entry agent's run.completed."""
-    return event["type"] == "run.completed" and event["agent"]["depth"] == 0
+    """The turn's end: the entry agent's run.completed. A turn that did not succeed stops the
+    bench (a failed turn ends fast, and would pass for a fast one)."""
+    if event["type"] != "run.completed" or event["agent"]["depth"] != 0:
+        return False
+    if event["data"].get("status") != "succeeded":
+        raise RuntimeError(f"a bench turn did not succeed: {event['data']}")
+    return True
 
 
 QUERIES = """

@@ -353,6 +353,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery closes every database connection before and after every task unless this is set: each
+# task then opened a new Postgres connection and never reached the prepare threshold. Set
+# (out of reach), Celery leaves them to config.celery_app, which closes them as Django does
+# between requests: older than CONN_MAX_AGE, or unusable.
+CELERY_DB_REUSE_MAX = 2**31
 # A worker that lost Redis keeps reconnecting (the default gives up after 100 attempts and exits);
 # a task already running finishes (a redelivery of a finished run is a no-op).
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
