@@ -247,6 +247,8 @@ class _CompiledInsert:
     def __init__(self, inserter: PreparedInsert, obj: Model, using: str) -> None:
         self.connection, self.using = connections[using], using
         model, opts = inserter.model, inserter.model._meta
+        if opts.parents:  # save() writes each parent's table first; one INSERT cannot
+            raise ValueError(f"{model.__name__}: a prepared insert writes one table")
         self.fields = [f for f in opts.concrete_fields if not f.generated]
         returning = []
         if opts.auto_field is not None and getattr(obj, opts.pk.attname) is None:

@@ -178,6 +178,7 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
         run.lease_expires_at = _lease()
         run.lease_token = uuid.uuid4()
         run.worker = worker[:200]
+        # As save(update_fields=...) without its signals: nothing listens to a claim.
         claimed = CLAIM.run(
             id=run.pk,
             **{name: getattr(run, name) for name in CLAIMED},
