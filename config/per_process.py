@@ -22,6 +22,9 @@ class PerProcess(Generic[T]):
 
     def get(self) -> T:
         """This process's object, made now if it has none yet."""
+        value = self._value  # the common case without the lock: a stream asks at every piece
+        if value is not None and self._pid == os.getpid():
+            return value
         with self._lock:
             if self._value is None or self._pid != os.getpid():
                 self._value = self._factory()
