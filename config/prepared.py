@@ -57,7 +57,8 @@ class _Slots:
         self.using = using
         self.sql, self.params = sql, list(params)
         self.slots = [(i, p) for i, p in enumerate(self.params) if isinstance(p, Param)]
-        missing = names - {param.name for _, param in self.slots}
+        self.names = {param.name for _, param in self.slots}
+        missing = names - self.names
         if missing:
             raise ValueError(
                 f"the statement never uses {sorted(missing)}: a prepared statement "
@@ -67,9 +68,8 @@ class _Slots:
     def bind(self, values: dict[str, Any]) -> list[Any]:
         """The parameters with each slot's value prepared as the ORM prepares it."""
         params = list(self.params)
-        missing = {param.name for _, param in self.slots} - values.keys()
-        if missing:
-            raise TypeError(f"no value given for {sorted(missing)}")
+        if not self.names <= values.keys():
+            raise TypeError(f"no value given for {sorted(self.names - values.keys())}")
         for position, param in self.slots:
             params[position] = param.output_field.get_db_prep_save(
                 values[param.name], self.connection
@@ -131,21 +131,28 @@ class _CompiledLookup(_Slots):
         return obj
 
 
-def _params(fields: Sequence[Field], values: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """The `Param`s a build gets for these key values (a list of `Param`s for a key given as a
-    list or tuple) and the values by their names."""
+def _params(fields: Sequence[Field], values: Sequence[Any]) -> list[Any]:
+    """The `Param`s a build gets for these key values: a list of them for a key given as a list
+    or tuple; named as `_named` names the values."""
+    return [
+        [Param(f"{i}.{j}", field) for j in range(len(value))]
+        if isinstance(value, list | tuple)
+        else Param(str(i), field)
+        for i, (field, value) in enumerate(zip(fields, values, strict=True))
+    ]
+
+
+def _named(fields: Sequence[Field], values: Sequence[Any]) -> dict[str, Any]:
+    """The key values by the names of their `Param`s (every call: no `Param` is built)."""
     if len(values) != len(fields):
         raise TypeError(f"expected {len(fields)} key values, got {len(values)}")
-    params: list[Any] = []
     named: dict[str, Any] = {}
-    for i, (field, value) in enumerate(zip(fields, values, strict=True)):
+    for i, value in enumerate(values):
         if isinstance(value, list | tuple):
-            params.append([Param(f"{i}.{j}", field) for j in range(len(value))])
             named |= {f"{i}.{j}": item for j, item in enumerate(value)}
         else:
-            params.append(Param(str(i), field))
             named[str(i)] = value
-    return params, named
+    return named
 
 
 def _shape(values: Sequence[Any]) -> tuple[int, ...]:
@@ -185,25 +192,23 @@ class PreparedLookup:
     def row(self, *values: Any) -> Any:
         """The first row for these key values (in the queryset's explicit order; a model's
         default ordering is dropped: a key names one row), or None."""
-        found = self._lookup("row", values).objects(self._named(values), one=True)
+        named = _named(self.keys, values)  # first: a wrong number of keys is a clear error
+        found = self._lookup("row", values).objects(named, one=True)
         return found[0] if found else None
 
     def rows(self, *values: Any) -> list[Any]:
         """Every row for these key values, in the queryset's order."""
-        return self._lookup("rows", values).objects(self._named(values), one=False)
-
-    def _named(self, values: Sequence[Any]) -> dict[str, Any]:
-        return _params(self.keys, values)[1]
+        named = _named(self.keys, values)
+        return self._lookup("rows", values).objects(named, one=False)
 
     def _lookup(self, kind: str, values: Sequence[Any]) -> _CompiledLookup:
         def compile_() -> _CompiledLookup:
-            params, named = _params(self.keys, values)
-            queryset = self.build(*params)
+            queryset = self.build(*_params(self.keys, values))
             if kind == "row":
                 if not queryset.query.order_by:
                     queryset = queryset.order_by()
                 queryset = queryset[:1]
-            return _CompiledLookup(queryset, set(named))
+            return _CompiledLookup(queryset, set(_named(self.keys, values)))
 
         return self._compiled.get((kind, _shape(values)), compile_)
 

@@ -133,6 +133,13 @@ def test_a_key_named_twice_is_given_in_both_places(child):
     assert {run.pk for run in either.rows(child.root_id)} == {child.pk, child.root_id}
 
 
+def test_a_wrong_number_of_keys_is_a_clear_error(child):
+    lookup = PreparedLookup(lambda run_id: Run.objects.filter(pk=run_id), keys=[Run._meta.pk])
+    with pytest.raises(TypeError, match="expected 1 key values, got 2"):
+        lookup.row(child.pk, child.root_id)
+    assert lookup.row(child.pk).pk == child.pk
+
+
 def test_a_key_the_queryset_never_uses_is_refused_when_compiled(child):
     unused = PreparedLookup(lambda run_id: Run.objects.filter(depth=0), keys=[Run._meta.pk])
     with pytest.raises(ValueError, match="never uses"):
