@@ -317,8 +317,9 @@ class PreparedInsert:
             connection.cursor() as cursor,
         ):
             cursor.execute(statement.sql, params)
-            if statement.returns_key:
-                setattr(obj, self.model._meta.pk.attname, cursor.fetchone()[0])
+            returned = cursor.fetchone() if statement.returns_key else None
+            if returned is not None:  # none when a conflict was ignored (as bulk_create)
+                setattr(obj, self.model._meta.pk.attname, returned[0])
         obj._state.adding, obj._state.db = False, statement.using
         if saved:
             signals.post_save.send(

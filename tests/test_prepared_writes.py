@@ -21,6 +21,7 @@ from config.prepared import Param, PreparedInsert, PreparedUpdate
 from delegation.fenced import HEARTBEAT, PROGRESS, held, working
 from delegation.humans.models import Activity, ActivityKind
 from delegation.models import Run, RunStatus
+from delegation.routing.models import SessionMemory
 from delegation.services import run_create
 from tests.factories import make_agent
 
@@ -223,6 +224,15 @@ def test_an_insert_that_ignores_conflicts_leaves_the_row_as_it_was(runs):
     ignore.insert(message(session, "late", id=first.pk))
     saved_message = ChatMessage.objects.get(pk=first.pk)
     assert (saved_message.content, saved_message.status) == ("closed", MessageStatus.COMPLETED)
+
+
+def test_an_ignored_insert_of_a_numbered_row_leaves_it_without_a_key(runs):
+    run = runs[0]
+    memory = PreparedInsert(SessionMemory, on_conflict=OnConflict.IGNORE)
+    first = memory.insert(SessionMemory(session_id=run.session_id, user_id=run.user_id))
+    again = memory.insert(SessionMemory(session_id=run.session_id, user_id=run.user_id, data={}))
+    assert isinstance(first.pk, int) and again.pk is None  # one memory per session: ignored
+    assert SessionMemory.objects.filter(session_id=run.session_id).count() == 1
 
 
 def test_an_insert_sends_the_save_signals_save_sends_and_an_upsert_none(runs):
