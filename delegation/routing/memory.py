@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db.models.constants import OnConflict
 
+from config.prepared import PreparedInsert
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, SessionMemory
 from delegation.routing.selectors import memory_of
@@ -35,6 +36,11 @@ def memory_context(*, run: Run, policy: RoutingPolicy | None) -> str:
     return "Conversation memory (routing): " + "; ".join(parts) + "." if parts else ""
 
 
+# A first memory, unless another turn of the user wrote it first (no savepoint needed around
+# it): compiled once per connection.
+_FIRST = PreparedInsert(SessionMemory, on_conflict=OnConflict.IGNORE)
+
+
 def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
     """Update memory after a successful turn, as its mode allows: GUIDE and CHAT record intent,
     topics and the documents cited; STRICT only routing preferences (the intent)."""
@@ -45,13 +51,11 @@ def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
     per_user = bool(policy and policy.memory_per_user)
     owner = {"user_id": run.user_id, "session_id": None if per_user else run.session_id}
     memory = memory_of(session=run.session_id, user=run.user_id, per_user=per_user)
-    if memory is None:
-        try:  # a first memory is written with its data in one statement
-            with transaction.atomic():
-                SessionMemory.objects.create(**owner, data=_remembered({}, run, mode))
+    if memory is None:  # a first memory is written with its data in one statement
+        first = _FIRST.insert(SessionMemory(**owner, data=_remembered({}, run, mode)))
+        if first.pk is not None:
             return
-        except IntegrityError:  # another turn of the user wrote it first: update that one
-            memory = SessionMemory.objects.get(**owner)
+        memory = SessionMemory.objects.get(**owner)  # another turn of the user wrote it first
     memory.data = _remembered(dict(memory.data), run, mode)
     memory.save(update_fields=["data", "updated_at"])
 
