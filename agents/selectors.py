@@ -40,6 +40,20 @@ _ENTRY = PreparedLookup(
 )
 
 
+# An agent by id with what a run pins of it (a session's own agent, read at each of its turns):
+# compiled once per connection.
+_PINNABLE = PreparedLookup(
+    lambda pk: with_what_runs_pin(Agent.objects.select_related("access_group")).filter(pk=pk),
+    keys=[Agent._meta.pk],
+)
+
+
+def agent_to_pin(*, agent_id: Any) -> Agent | None:
+    """The agent with its knowledge flag and experts' names, read in one statement (pinning it
+    for a run asks nothing more), or None."""
+    return _PINNABLE.row(agent_id)
+
+
 def agent_entry_for(*, user: Any) -> Agent:
     """The entry agent, if enabled and usable by this user; else an AppError saying why."""
     agent = _ENTRY.row()

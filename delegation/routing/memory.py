@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models.constants import OnConflict
+from django.utils import timezone
 
-from config.prepared import PreparedInsert
+from config.prepared import Param, PreparedInsert, PreparedUpdate
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, SessionMemory
 from delegation.routing.selectors import memory_of
@@ -39,6 +40,12 @@ def memory_context(*, run: Run, policy: RoutingPolicy | None) -> str:
 # A first memory, unless another turn of the user wrote it first (no savepoint needed around
 # it): compiled once per connection.
 _FIRST = PreparedInsert(SessionMemory, on_conflict=OnConflict.IGNORE)
+_SAVE = PreparedUpdate(
+    lambda: (
+        SessionMemory.objects.filter(pk=Param("id", SessionMemory._meta.pk)),
+        {name: Param(name, SessionMemory._meta.get_field(name)) for name in ("data", "updated_at")},
+    )
+)
 
 
 def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
@@ -57,7 +64,8 @@ def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
             return
         memory = SessionMemory.objects.get(**owner)  # another turn of the user wrote it first
     memory.data = _remembered(dict(memory.data), run, mode)
-    memory.save(update_fields=["data", "updated_at"])
+    memory.updated_at = timezone.now()
+    _SAVE.run(id=memory.pk, data=memory.data, updated_at=memory.updated_at)
 
 
 def _remembered(data: dict[str, Any], run: Run, mode: str) -> dict[str, Any]:

@@ -10,15 +10,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.models import Agent
-from agents.selectors import agent_entry_for, agent_usable_by
+from agents.selectors import agent_entry_for, agent_to_pin, agent_usable_by
 from chat.events import emit, envelope
 from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
 from chat.selectors import message_as_event_data
 from config.errors import AppError, NotFound
-from config.prepared import PreparedInsert, PreparedLookup
+from config.prepared import Param, PreparedInsert, PreparedLookup, PreparedUpdate
 from config.text import reply_language
 from delegation.models import Run
 from delegation.selectors import session_active_run
@@ -108,6 +109,12 @@ _MESSAGE = PreparedLookup(
 )
 
 _NEW_SESSION = PreparedInsert(ChatSession)
+_TOUCH = PreparedUpdate(
+    lambda: (
+        ChatSession.objects.filter(pk=Param("id", ChatSession._meta.pk)),
+        {name: Param(name, ChatSession._meta.get_field(name)) for name in ("title", "updated_at")},
+    )
+)
 _NEW_MESSAGE = PreparedInsert(ChatMessage)
 
 
@@ -155,7 +162,8 @@ def _start(
     if not fresh:  # the session moves up the user's list (a new one is named and dated)
         if not session.title:  # a session created empty is named after its first message
             session.title = title_from(text)
-        session.save(update_fields=["title", "updated_at"])
+        session.updated_at = timezone.now()
+        _TOUCH.run(id=session.pk, title=session.title, updated_at=session.updated_at)
     return SentMessage(message, run, True)
 
 
@@ -248,7 +256,7 @@ def title_from(text: str) -> str:
 
 def session_agent(*, session: ChatSession, user: Any) -> Agent:
     """The agent the session talks to; if it was disabled or closed to the user, the entry agent."""
-    agent = session.agent
+    agent = agent_to_pin(agent_id=session.agent_id) if session.agent_id else None
     if agent is not None and agent.enabled and agent_usable_by(agent=agent, user=user):
         return agent
     return agent_entry_for(user=user)

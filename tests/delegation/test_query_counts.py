@@ -25,6 +25,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 HOP_QUERY_BUDGET = 24
 # The most a depth-0 turn (sent, routed, one model call, answered) may run, the same way.
 TURN_QUERY_BUDGET = 19
+# What a turn in a session with history may add to that (whether a turn is running, the recent
+# history: the session's own agent is read with what a run pins of it, in one statement).
+SESSION_QUERY_BUDGET = 2
 
 
 def fake_team(body: dict) -> object:
@@ -113,6 +116,13 @@ def test_a_turn_costs_the_same_queries_after_10_or_500_messages(lead, user):
     long = session_with_history(user, lead, turns=250)
     assert ChatMessage.objects.filter(session_id=long).count() == 500
     turn_queries(user, "warm up depth=1")
-    assert turn_queries(user, "go depth=1", short) == turn_queries(user, "go depth=1", long)
+    in_short, in_long = (
+        turn_queries(user, "go depth=1", short),
+        turn_queries(user, "go depth=1", long),
+    )
+    print(f"queries: a depth-1 turn in a session with history {in_short}")
+    assert in_short == in_long
+    # A session's turn also reads whether a turn is running and the recent history.
+    assert in_short <= TURN_QUERY_BUDGET + HOP_QUERY_BUDGET + SESSION_QUERY_BUDGET, in_short
     # The long session's model request carried only the recent turns, not all 250.
     assert ChatMessage.objects.filter(session_id=long).count() == 500 + 1 + 2 + 1
