@@ -93,6 +93,17 @@ RELEASE = PreparedUpdate(
     )
 )
 
+# A waiting run whose experts and people are done goes back to the queue; one still waiting
+# moves between `waiting` and `waiting_human` (by whoever ended what it waited for, under the
+# run's row lock: not fenced).
+RESUMED = PreparedUpdate(
+    lambda: (
+        _by_id(),
+        {"status": RunStatus.QUEUED, "queued_at": _value("queued_at"), "waiting_since": None},
+    )
+)
+WAITS_ON = PreparedUpdate(lambda: (_by_id(), _values("status")))
+
 _ENDING = ("status", "answer", "citations", "error", "finished_at")
 _JUDGED = ("validation", "confidence", "needs_review")
 

@@ -26,7 +26,9 @@ from delegation.fenced import (
     HEARTBEAT,
     PROGRESS,
     RELEASE,
+    RESUMED,
     WAIT,
+    WAITS_ON,
     held,
     working,
 )
@@ -265,11 +267,9 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
     status = run_wait_status(run_id=run.pk)
     if status is not None:
         if status != run.status:
-            Run.objects.filter(pk=run.pk).update(status=status)
+            WAITS_ON.run(id=run.pk, status=status)
         return False
-    Run.objects.filter(pk=run.pk).update(
-        status=RunStatus.QUEUED, queued_at=timezone.now(), waiting_since=None
-    )
+    RESUMED.run(id=run.pk, queued_at=timezone.now())
     run_enqueue(run_id=run.pk)
     return True
 

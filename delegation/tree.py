@@ -7,13 +7,14 @@ import uuid
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
-from config.prepared import PreparedLookup
+from config.prepared import Param, PreparedLookup, PreparedUpdate
 from delegation.budget import (
     budget_state,
     budget_take_delegation,
@@ -258,6 +259,18 @@ _DELEGATION_MESSAGE = PreparedLookup(
 )
 
 
+# The delegation message's result and status, written when its expert ends.
+_REPORTED = PreparedUpdate(
+    lambda: (
+        ChatMessage.objects.filter(pk=Param("id", ChatMessage._meta.pk)),
+        {
+            name: Param(name, ChatMessage._meta.get_field(name))
+            for name in ("tool", "status", "updated_at")
+        },
+    )
+)
+
+
 def delegation_complete(*, child: Run) -> None:
     """Report a child's end to its caller; the last child to end re-enqueues the caller. An
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
@@ -282,7 +295,13 @@ def delegation_complete(*, child: Run) -> None:
             # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
             stopped = parent.status == RunStatus.CANCELLED
             message.status = MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED
-            message.save(update_fields=["tool", "status", "updated_at"])
+            message.updated_at = timezone.now()
+            _REPORTED.run(
+                id=message.pk,
+                tool=message.tool,
+                status=message.status,
+                updated_at=message.updated_at,
+            )
         emit(
             envelope(
                 "delegation.completed",
