@@ -246,6 +246,17 @@ class PreparedUpdate:
         return _Slots(sql, params, names, using)
 
 
+def update_by_pk(model: type[Model], *names: str) -> PreparedUpdate:
+    """A prepared UPDATE of these fields of one row, named by its primary key: `run(id=…,
+    <field>=…)`."""
+    return PreparedUpdate(
+        lambda: (
+            model._default_manager.filter(pk=Param("id", model._meta.pk)),
+            {name: Param(name, model._meta.get_field(name)) for name in names},
+        )
+    )
+
+
 class _CompiledInsert:
     """One connection's compiled INSERT of one row of a model."""
 

@@ -15,7 +15,7 @@ from django.db.models import F, QuerySet
 from django.db.models.functions import Greatest
 
 from config.db import SameAs
-from config.prepared import Param, PreparedUpdate
+from config.prepared import Param, PreparedUpdate, update_by_pk
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 
 # What a worker keeps of a run's working state at each save.
@@ -102,7 +102,7 @@ RESUMED = PreparedUpdate(
         {"status": RunStatus.QUEUED, "queued_at": _value("queued_at"), "waiting_since": None},
     )
 )
-WAITS_ON = PreparedUpdate(lambda: (_by_id(), _values("status")))
+WAITS_ON = update_by_pk(Run, "status")
 
 _ENDING = ("status", "answer", "citations", "error", "finished_at")
 _JUDGED = ("validation", "confidence", "needs_review")

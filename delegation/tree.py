@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
-from config.prepared import Param, PreparedLookup, PreparedUpdate
+from config.prepared import PreparedLookup, update_by_pk
 from delegation.budget import (
     budget_state,
     budget_take_delegation,
@@ -260,15 +260,7 @@ _DELEGATION_MESSAGE = PreparedLookup(
 
 
 # The delegation message's result and status, written when its expert ends.
-_REPORTED = PreparedUpdate(
-    lambda: (
-        ChatMessage.objects.filter(pk=Param("id", ChatMessage._meta.pk)),
-        {
-            name: Param(name, ChatMessage._meta.get_field(name))
-            for name in ("tool", "status", "updated_at")
-        },
-    )
-)
+_REPORTED = update_by_pk(ChatMessage, "tool", "status", "updated_at")
 
 
 def delegation_complete(*, child: Run) -> None:

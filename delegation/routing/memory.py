@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
-from config.prepared import Param, PreparedInsert, PreparedUpdate
+from config.prepared import PreparedInsert, update_by_pk
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, SessionMemory
 from delegation.routing.selectors import memory_of
@@ -40,12 +40,7 @@ def memory_context(*, run: Run, policy: RoutingPolicy | None) -> str:
 # A first memory, unless another turn of the user wrote it first (no savepoint needed around
 # it): compiled once per connection.
 _FIRST = PreparedInsert(SessionMemory, on_conflict=OnConflict.IGNORE)
-_SAVE = PreparedUpdate(
-    lambda: (
-        SessionMemory.objects.filter(pk=Param("id", SessionMemory._meta.pk)),
-        {name: Param(name, SessionMemory._meta.get_field(name)) for name in ("data", "updated_at")},
-    )
-)
+_SAVE = update_by_pk(SessionMemory, "data", "updated_at")
 
 
 def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:

@@ -19,7 +19,7 @@ from chat.events import emit, envelope
 from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
 from chat.selectors import message_as_event_data
 from config.errors import AppError, NotFound
-from config.prepared import Param, PreparedInsert, PreparedLookup, PreparedUpdate
+from config.prepared import PreparedInsert, PreparedLookup, update_by_pk
 from config.text import reply_language
 from delegation.models import Run
 from delegation.selectors import session_active_run
@@ -109,12 +109,7 @@ _MESSAGE = PreparedLookup(
 )
 
 _NEW_SESSION = PreparedInsert(ChatSession)
-_TOUCH = PreparedUpdate(
-    lambda: (
-        ChatSession.objects.filter(pk=Param("id", ChatSession._meta.pk)),
-        {name: Param(name, ChatSession._meta.get_field(name)) for name in ("title", "updated_at")},
-    )
-)
+_TOUCH = update_by_pk(ChatSession, "title", "updated_at")
 _NEW_MESSAGE = PreparedInsert(ChatMessage)
 
 
