@@ -9,12 +9,14 @@ was compiled (the SQL, the parameter slots, for a lookup the column layout and c
 kept, and each call only puts its values in the slots (as the ORM prepares them: each
 `Param`'s field's `get_db_prep_save`), runs the SQL and, for a lookup, builds the objects the
 way Django's `ModelIterable` does. No ORM library keeps compiled queries (they cache results,
-which a claim must never read), so this is ours; tests/test_prepared.py holds it to the ORM's
-answer, field by field, on SQLite and Postgres.
+which a claim must never read), so this is ours; tests/test_prepared.py and
+tests/test_prepared_writes.py hold it to the ORM's answers and rows, field by field, on SQLite
+and Postgres.
 
 The compiler's internals a lookup reads (`select`, `klass_info`, `annotation_col_map`,
 `get_converters`, `apply_converters`, `get_related_populators`) are those `ModelIterable` itself
-uses in Django 5.2; an update is compiled as `QuerySet.update()` compiles it.
+uses in Django 5.2; an update is compiled as `QuerySet.update()` compiles it, an insert as
+`save()` and `bulk_create()` compile theirs.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from django.db.transaction import TransactionManagementError
 
 class Param(Expression):
     """A value given at each run of a prepared statement: one placeholder, prepared for the
-    database by its field (`get_db_prep_save`) at each call. Never `None` in a filter: the ORM
-    compiles `= None` as `IS NULL`, a placeholder cannot."""
+    database by its field (`get_db_prep_save`) at each call. A filter's `field=Param` never
+    matches NULL (the ORM compiles `= None` as `IS NULL`, a placeholder cannot): where the value
+    may be None, filter with `config.db.SameAs(F(field), Param)`."""
 
     def __init__(self, name: str, field: Field) -> None:
         super().__init__(output_field=field)
