@@ -249,15 +249,24 @@ class PreparedUpdate:
         return _Slots(sql, params, names, using)
 
 
-def update_by_pk(model: type[Model], *names: str) -> PreparedUpdate:
-    """A prepared UPDATE of these fields of one row, named by its primary key: `run(id=…,
-    <field>=…)`."""
-    return PreparedUpdate(
-        lambda: (
-            model._default_manager.filter(pk=Param("id", model._meta.pk)),
-            {name: Param(name, model._meta.get_field(name)) for name in names},
+class PreparedSave:
+    """`obj.save(update_fields=fields)` compiled once per connection: the row named by `obj`'s
+    key gets those fields' values, each as save() takes it (`pre_save`: an `auto_now` field
+    is dated now, on `obj` too). No save signals are sent."""
+
+    def __init__(self, model: type[Model], *fields: str) -> None:
+        self.fields = [model._meta.get_field(name) for name in fields]
+        self._update = PreparedUpdate(
+            lambda: (
+                model._default_manager.filter(pk=Param("pk", model._meta.pk)),
+                {field.name: Param(field.name, field) for field in self.fields},
+            )
         )
-    )
+
+    def save(self, obj: Model) -> int:
+        """Write the fields of `obj`'s row; how many rows were updated (0: the row is gone)."""
+        values = {field.name: field.pre_save(obj, False) for field in self.fields}
+        return self._update.run(pk=obj.pk, **values)
 
 
 class _CompiledInsert:

@@ -15,7 +15,7 @@ from django.db.models import F, QuerySet
 from django.db.models.functions import Greatest
 
 from config.db import SameAs
-from config.prepared import Param, PreparedUpdate, update_by_pk
+from config.prepared import Param, PreparedSave, PreparedUpdate
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 
 # What a worker keeps of a run's working state at each save.
@@ -45,8 +45,7 @@ def _held() -> QuerySet[Run]:
 
 
 # What a claim writes of the run it takes.
-CLAIMED = ("status", "started_at", "lease_expires_at", "lease_token", "worker")
-CLAIM = PreparedUpdate(lambda: (_by_id(), _values(*CLAIMED)))
+CLAIM = PreparedSave(Run, "status", "started_at", "lease_expires_at", "lease_token", "worker")
 # The lease renewed, and the last event number sent, never lowered (a stream's checkpoint can
 # land after its step's own save).
 HEARTBEAT = PreparedUpdate(
@@ -102,7 +101,7 @@ RESUMED = PreparedUpdate(
         {"status": RunStatus.QUEUED, "queued_at": _value("queued_at"), "waiting_since": None},
     )
 )
-WAITS_ON = update_by_pk(Run, "status")
+WAITS_ON = PreparedSave(Run, "status")
 
 _ENDING = ("status", "answer", "citations", "error", "finished_at")
 _JUDGED = ("validation", "confidence", "needs_review")
@@ -119,11 +118,12 @@ def _finish(*, fenced: bool, judged: bool) -> PreparedUpdate:
 
 
 # The run ends (not if it already has): under its worker's lease (`fenced`) or by anyone (a
-# cancel, the sweeper); a run that answered under its worker saves the check of its answer.
+# cancel, the sweeper); a run that answered under its worker saves the check of its answer
+# (only its worker judges it).
 FINISH = {
-    (fenced, judged): _finish(fenced=fenced, judged=judged)
-    for fenced in (True, False)
-    for judged in (True, False)
+    (True, True): _finish(fenced=True, judged=True),
+    (True, False): _finish(fenced=True, judged=False),
+    (False, False): _finish(fenced=False, judged=False),
 }
 
 

@@ -21,7 +21,6 @@ from config.prepared import PreparedInsert, PreparedLookup
 from delegation.budget import budget_initial
 from delegation.fenced import (
     CLAIM,
-    CLAIMED,
     FINISH,
     HEARTBEAT,
     PROGRESS,
@@ -181,11 +180,7 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
         run.lease_token = uuid.uuid4()
         run.worker = worker[:200]
         # As save(update_fields=...) without its signals: nothing listens to a claim.
-        claimed = CLAIM.run(
-            id=run.pk,
-            **{name: getattr(run, name) for name in CLAIMED},
-        )
-        if not claimed:  # as save(update_fields=...) says of a row gone meanwhile
+        if not CLAIM.save(run):  # as save(update_fields=...) says of a row gone meanwhile
             raise DatabaseError("Save with update_fields did not affect any rows.")
     return run, 0.0
 
@@ -267,7 +262,8 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
     status = run_wait_status(run_id=run.pk)
     if status is not None:
         if status != run.status:
-            WAITS_ON.run(id=run.pk, status=status)
+            run.status = status
+            WAITS_ON.save(run)
         return False
     RESUMED.run(id=run.pk, queued_at=timezone.now())
     run_enqueue(run_id=run.pk)

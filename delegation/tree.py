@@ -7,14 +7,13 @@ import uuid
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
-from config.prepared import PreparedLookup, update_by_pk
+from config.prepared import PreparedLookup, PreparedSave
 from delegation.budget import (
     budget_state,
     budget_take_delegation,
@@ -260,7 +259,7 @@ _DELEGATION_MESSAGE = PreparedLookup(
 
 
 # The delegation message's result and status, written when its expert ends.
-_REPORTED = update_by_pk(ChatMessage, "tool", "status", "updated_at")
+_REPORTED = PreparedSave(ChatMessage, "tool", "status", "updated_at")
 
 
 def delegation_complete(*, child: Run) -> None:
@@ -287,13 +286,7 @@ def delegation_complete(*, child: Run) -> None:
             # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
             stopped = parent.status == RunStatus.CANCELLED
             message.status = MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED
-            message.updated_at = timezone.now()
-            _REPORTED.run(
-                id=message.pk,
-                tool=message.tool,
-                status=message.status,
-                updated_at=message.updated_at,
-            )
+            _REPORTED.save(message)
         emit(
             envelope(
                 "delegation.completed",

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from config.db import SameAs
-from config.prepared import Param, PreparedInsert, PreparedUpdate, update_by_pk
+from config.prepared import Param, PreparedInsert, PreparedSave, PreparedUpdate
 from delegation.fenced import HEARTBEAT, PROGRESS, held, working
 from delegation.humans.models import Activity, ActivityKind
 from delegation.models import Run, RunStatus
@@ -107,10 +107,11 @@ def test_filters_take_their_values_per_call_and_none_matches_null_as_the_orm(run
     assert [Run.objects.get(pk=r.pk).answer for r in runs] == ["yes", "null"]
 
 
-def test_an_update_by_primary_key_names_the_row_id(runs):
-    answer = update_by_pk(Run, "answer", "worker")
-    assert answer.run(id=runs[0].pk, answer="a", worker="w") == 1
-    assert answer.run(id=uuid.uuid4(), answer="b", worker="w") == 0
+def test_a_save_of_some_fields_writes_the_row_its_key_names(runs):
+    answer = PreparedSave(Run, "answer", "worker")
+    runs[0].answer, runs[0].worker = "a", "w"
+    assert answer.save(runs[0]) == 1
+    assert answer.save(Run(pk=uuid.uuid4(), answer="b", worker="w")) == 0
     saved_run = Run.objects.get(pk=runs[0].pk)
     assert (saved_run.answer, saved_run.worker) == ("a", "w")
     assert Run.objects.get(pk=runs[1].pk).answer == ""

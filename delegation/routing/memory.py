@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models.constants import OnConflict
-from django.utils import timezone
 
-from config.prepared import PreparedInsert, update_by_pk
+from config.prepared import PreparedInsert, PreparedSave
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, SessionMemory
 from delegation.routing.selectors import memory_of
@@ -40,7 +39,7 @@ def memory_context(*, run: Run, policy: RoutingPolicy | None) -> str:
 # A first memory, unless another turn of the user wrote it first (no savepoint needed around
 # it): compiled once per connection.
 _FIRST = PreparedInsert(SessionMemory, on_conflict=OnConflict.IGNORE)
-_SAVE = update_by_pk(SessionMemory, "data", "updated_at")
+_SAVE = PreparedSave(SessionMemory, "data", "updated_at")
 
 
 def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
@@ -59,8 +58,7 @@ def memory_after_turn(*, run: Run, policy: RoutingPolicy | None) -> None:
             return
         memory = SessionMemory.objects.get(**owner)  # another turn of the user wrote it first
     memory.data = _remembered(dict(memory.data), run, mode)
-    memory.updated_at = timezone.now()
-    _SAVE.run(id=memory.pk, data=memory.data, updated_at=memory.updated_at)
+    _SAVE.save(memory)
 
 
 def _remembered(data: dict[str, Any], run: Run, mode: str) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.models import Agent
@@ -19,7 +18,7 @@ from chat.events import emit, envelope
 from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
 from chat.selectors import message_as_event_data
 from config.errors import AppError, NotFound
-from config.prepared import PreparedInsert, PreparedLookup, update_by_pk
+from config.prepared import PreparedInsert, PreparedLookup, PreparedSave
 from config.text import reply_language
 from delegation.models import Run
 from delegation.selectors import session_active_run
@@ -109,7 +108,7 @@ _MESSAGE = PreparedLookup(
 )
 
 _NEW_SESSION = PreparedInsert(ChatSession)
-_TOUCH = update_by_pk(ChatSession, "title", "updated_at")
+_TOUCH = PreparedSave(ChatSession, "title", "updated_at")
 _NEW_MESSAGE = PreparedInsert(ChatMessage)
 
 
@@ -157,8 +156,7 @@ def _start(
     if not fresh:  # the session moves up the user's list (a new one is named and dated)
         if not session.title:  # a session created empty is named after its first message
             session.title = title_from(text)
-        session.updated_at = timezone.now()
-        _TOUCH.run(id=session.pk, title=session.title, updated_at=session.updated_at)
+        _TOUCH.save(session)
     return SentMessage(message, run, True)
 
 
