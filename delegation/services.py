@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from agents.knowledge.tools import knowledge_tool_keys_for
@@ -201,12 +201,16 @@ def run_save_progress(*, run: Run, tokens: int = 0) -> None:
         raise RunStopped
 
 
-def _waits_for(runs: Any) -> Any:
+def with_waits(runs: QuerySet[Run]) -> QuerySet[Run]:
     """`runs` with what each still waits for, read in the same statement: `person` (an inbox
     item pending) and `expert` (an expert working)."""
     person = InboxItem.objects.filter(run_id=OuterRef("pk"), status=ItemStatus.PENDING)
     expert = Run.objects.filter(parent_id=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
-    return runs.only("pk").annotate(person=Exists(person), expert=Exists(expert))
+    return runs.annotate(person=Exists(person), expert=Exists(expert))
+
+
+def _waits_for(runs: QuerySet[Run]) -> QuerySet[Run]:
+    return with_waits(runs.only("pk"))
 
 
 # What a run waits for, read at each of its steps that asked (and, locked, before it waits):
@@ -250,8 +254,13 @@ def run_wait_or_continue(*, run: Run) -> bool:
 def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
     """Re-enqueue a waiting run once nothing is left to wait for (True), or move it between
     `waiting` and `waiting_human` as what it waits for changes. Call inside a transaction:
-    the run's row lock makes the last of several concurrent ends resume it exactly once
-    (`locked`: the run, already read with that lock in this transaction)."""
+    the run's row lock makes the last of several concurrent ends resume it exactly once.
+
+    `locked`: the run, already read with that lock in this transaction by `with_waits`, in
+    the same statement as what it waits for. That statement must start after the caller's
+    own change (an expert's end, a person's answer) committed: of two changes, whichever
+    check starts later sees both, so the last one resumes the run.
+    """
     run = (
         locked
         if locked is not None
@@ -259,7 +268,7 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
     )
     if run is None or run.status not in WAIT_STATUSES:
         return False  # still running (it will see the change itself), or ended
-    status = run_wait_status(run_id=run.pk)
+    status = _wait_status(run) if locked is not None else run_wait_status(run_id=run.pk)
     if status is not None:
         if status != run.status:
             run.status = status
@@ -283,10 +292,13 @@ def run_finish(
     answer: str = "",
     error: dict[str, str] | None = None,
     fenced: bool = True,
+    tokens: int = 0,
 ) -> bool:
     """End a run; False if it had already ended (or, when fenced, is no longer this worker's).
     A run that answered under its own worker also saves the check of its answer and the turn's
-    confidence (`validation`, `confidence`, `needs_review`: only its worker sets them)."""
+    confidence (`validation`, `confidence`, `needs_review`: only its worker sets them).
+    `tokens` (fenced only): a model call's tokens to count against the turn, when `run` is
+    the turn's root, as `run_save_progress` takes them (a step that answers ends the run)."""
     judged = fenced and status == RunStatus.SUCCEEDED
     ending = dict(
         status=status,
@@ -299,7 +311,7 @@ def run_finish(
         ending |= dict(
             validation=run.validation, confidence=run.confidence, needs_review=run.needs_review
         )
-    named = held(run) if fenced else {"id": run.pk}
+    named = held(run) | {"tree_tokens": tokens} if fenced else {"id": run.pk}
     updated = FINISH[fenced, judged].run(**named, **working(run), **ending)
     for name, value in (ending | {"lease_expires_at": None}).items():
         setattr(run, name, value)

@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from django.db import transaction
+from django.db.models import JSONField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -27,7 +28,12 @@ from delegation.humans.fallback import Plan, attempts_of, suggestion
 from delegation.humans.models import ActivityKind
 from delegation.humans.validation import is_low
 from delegation.models import Run, RunStatus
-from delegation.services import run_create_child, run_enqueue, run_resume_if_ready
+from delegation.services import (
+    run_create_child,
+    run_enqueue,
+    run_resume_if_ready,
+    with_waits,
+)
 
 FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reason)
     RunStatus.FAILED: (
@@ -241,20 +247,27 @@ def _superseded_result(child: Run) -> dict[str, Any]:
 
 # What reporting a child's end never reads of its caller.
 CALLER_UNREAD = ("transcript", "references", "citations", "answer", "task", "routing_request")
-# The caller, locked, without what can be long (its transcript): who it is. Compiled once.
+
+
+def _caller_with_message(caller_id: Any, child_id: Any) -> QuerySet[Run]:
+    """The caller, locked, without what can be long (its transcript), in one statement with
+    what it still waits for (`with_waits`) and its message of the delegation, found by the
+    expert's run (a reattempt is a message of its own): `delegation_message_id` and
+    `delegation_tool`, None when the message is gone."""
+    message = ChatMessage.objects.filter(
+        run_id=OuterRef("pk"), role=MessageRole.TOOL, tool__delegation__run_id=child_id
+    ).order_by("created_at", "pk")
+    return with_waits(
+        Run.objects.select_for_update(of=("self",)).defer(*CALLER_UNREAD).filter(pk=caller_id)
+    ).annotate(
+        delegation_message_id=Subquery(message.values("pk")[:1]),
+        delegation_tool=Subquery(message.values("tool")[:1], output_field=JSONField()),
+    )
+
+
+# Compiled once per connection: a child's end is reported in one read.
 _CALLER = PreparedLookup(
-    lambda run_id: Run.objects.select_for_update().defer(*CALLER_UNREAD).filter(pk=run_id),
-    keys=[Run._meta.pk],
-)
-
-
-# The caller's message of a delegation, by the expert's run (a reattempt is a message of its
-# own): compiled once per connection.
-_DELEGATION_MESSAGE = PreparedLookup(
-    lambda caller, child: ChatMessage.objects.filter(
-        run_id=caller, role=MessageRole.TOOL, tool__delegation__run_id=child
-    ).order_by("created_at", "pk"),
-    keys=[ChatMessage._meta.get_field("run"), ChatMessage._meta.get_field("tool")],
+    _caller_with_message, keys=[Run._meta.pk, ChatMessage._meta.get_field("tool")]
 )
 
 
@@ -267,7 +280,7 @@ def delegation_complete(*, child: Run) -> None:
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
     for the new attempt."""
     with transaction.atomic():
-        parent = _CALLER.row(child.parent_id)
+        parent = _CALLER.row(child.parent_id, str(child.id))
         if parent is None:
             return
         superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")
@@ -276,16 +289,20 @@ def delegation_complete(*, child: Run) -> None:
         else:
             result, status = json.loads(delegation_result(child=child)), child.status
         summary = child.answer[:300] if result["ok"] else result["error"]["message"]
-        message = _DELEGATION_MESSAGE.row(parent.pk, str(child.id))
-        if message is not None:
-            message.tool = {
-                **message.tool,
-                **result,
-                "delegation": {**message.tool.get("delegation", {}), "status": status},
-            }
+        message = None
+        if parent.delegation_message_id is not None:
+            tool = parent.delegation_tool
             # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
             stopped = parent.status == RunStatus.CANCELLED
-            message.status = MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED
+            message = ChatMessage(
+                id=parent.delegation_message_id,
+                tool={
+                    **tool,
+                    **result,
+                    "delegation": {**tool.get("delegation", {}), "status": status},
+                },
+                status=MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED,
+            )
             _REPORTED.save(message)
         emit(
             envelope(
