@@ -102,6 +102,18 @@ def _end(
     run.last_seq = emitter.seq
     if not run_finish(run=run, status=status, answer=answer, error=error, fenced=fenced):
         return False
+    _after_end(run, status, error, emitter)
+    return True
+
+
+def run_answer_ended(*, run: Run, emitter: RunEmitter) -> None:
+    """The rest of the end of a run whose answering step already saved it as succeeded (the
+    step's own commit ran `run_finish`): close, tell, route, report to the caller."""
+    _after_end(run, RunStatus.SUCCEEDED, None, emitter)
+
+
+def _after_end(run: Run, status: str, error: dict[str, str] | None, emitter: RunEmitter) -> None:
+    """What follows a run's recorded end: nothing of it is emitted after this."""
     run_mark_ended(run.id)
     emitter.closing = True
     _close_open_messages(run, emitter, status)
@@ -119,7 +131,6 @@ def _end(
     emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error), **mode)
     if run.parent_id:
         delegation_complete(child=run)
-    return True
 
 
 def run_stop(*, run: Run) -> bool:

@@ -109,17 +109,19 @@ _JUDGED = ("validation", "confidence", "needs_review")
 
 def _finish(*, fenced: bool, judged: bool) -> PreparedUpdate:
     names = (*_ENDING, *WORKING, *(_JUDGED if judged else ()))
+    tokens = {"tree_tokens": F("tree_tokens") + _value("tree_tokens")} if fenced else {}
     return PreparedUpdate(
         lambda: (
             (_held() if fenced else _by_id()).exclude(status__in=FINAL_STATUSES),
-            {**_values(*names), "lease_expires_at": None},
+            {**_values(*names), **tokens, "lease_expires_at": None},
         )
     )
 
 
 # The run ends (not if it already has): under its worker's lease (`fenced`) or by anyone (a
 # cancel, the sweeper); a run that answered under its worker saves the check of its answer
-# (only its worker judges it).
+# (only its worker judges it). Its worker's end also counts `tree_tokens` as PROGRESS does (a
+# step that answers is saved with the run's end: its model call's tokens, when it is the root).
 FINISH = {
     (True, True): _finish(fenced=True, judged=True),
     (True, False): _finish(fenced=True, judged=False),

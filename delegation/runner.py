@@ -21,12 +21,12 @@ from delegation.citations import (
     retrieved_passages,
 )
 from delegation.emitter import RunEmitter
-from delegation.ending import run_end, run_failure
+from delegation.ending import run_answer_ended, run_end, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS, fallback_plan
 from delegation.humans.models import ActivityKind, Verdict
-from delegation.humans.reviews import turn_assess
-from delegation.humans.validation import Check, answer_check
+from delegation.humans.reviews import turn_assess, turn_checks
+from delegation.humans.validation import Check, answer_check, answers_checked
 from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
 from delegation.prompting import effective_tools, model_request
@@ -34,6 +34,7 @@ from delegation.routing.services import route_turn
 from delegation.services import (
     RunStopped,
     run_claim,
+    run_finish,
     run_release,
 )
 from delegation.streaming import MessageStream
@@ -50,20 +51,24 @@ class StepKind(Enum):
     """What one step of a run came to."""
 
     ANSWERED = "answered"  # the model answered without tool calls: the run is done
+    ENDED = "ended"  # ...and needed no check, so the step's own commit ended the run
     WAITING = "waiting"  # delegations are still working: the run waits without a worker
     CONTINUE = "continue"  # tools ran: call the model again
 
 
 @dataclass(frozen=True)
 class StepResult:
-    """One step's outcome, with the answer text when it answered."""
+    """One step's outcome, with the answer text when it answered, and (the entry agent's)
+    the checks of the answers it relies on, when read with the step."""
 
     kind: StepKind
     answer: str = ""
+    checks: list[tuple[str, dict[str, Any]]] | None = None
 
 
 CONTINUE = StepResult(StepKind.CONTINUE)
 WAITING = StepResult(StepKind.WAITING)
+ENDED = StepResult(StepKind.ENDED)
 
 
 @dataclass(frozen=True)
@@ -124,18 +129,26 @@ def _advance(
         result = _step(run, emitter, lease)
         if result.kind is StepKind.WAITING:
             return AdvanceOutcome(RunStatus.WAITING)
+        if result.kind is StepKind.ENDED:
+            return AdvanceOutcome(RunStatus.SUCCEEDED)
         if result.kind is StepKind.ANSWERED:
-            return _answered(run, emitter, result.answer)
+            return _answered(run, emitter, result.answer, result.checks)
         if not run_has_time(task_started):
             run_release(run=run)
             return AdvanceOutcome(RunStatus.QUEUED, continue_later=True)
 
 
-def _answered(run: Run, emitter: RunEmitter, answer: str) -> AdvanceOutcome:
+def _answered(
+    run: Run,
+    emitter: RunEmitter,
+    answer: str,
+    checks: list[tuple[str, dict[str, Any]]] | None,
+) -> AdvanceOutcome:
     """End a run that answered, after its answer was checked where its agent asks for it: an
     expert's invalid answer takes the next step of its fallback chain (a new attempt starts
     before this run ends, so its caller keeps waiting); the entry agent's answer is rated from
-    the checks of the turn and queued for review when one failed."""
+    the checks of the turn (`checks`, when its step read them) and queued for review when one
+    failed."""
     check = answer_check(run=run, answer=answer)
     if check is not None:
         check.outcome = "accepted" if check.valid else _fallback(run, check)
@@ -143,7 +156,7 @@ def _answered(run: Run, emitter: RunEmitter, answer: str) -> AdvanceOutcome:
         Verdict.objects.filter(pk=check.verdict_id).update(outcome=check.outcome)
     if run.parent_id is None:
         final = message_id_for(run, "text", max(0, run.steps - 1))
-        turn_assess(run=run, emitter=emitter, message_id=final, answer=answer)
+        turn_assess(run=run, emitter=emitter, message_id=final, answer=answer, checks=checks)
     return _end(run, emitter, RunStatus.SUCCEEDED, answer=answer)  # saves the quality too
 
 
@@ -200,20 +213,28 @@ def _model_call(
 
     # The call's ledger row, the message's end and the step are one commit; the step's write is
     # fenced by the lease, so a run lost meanwhile keeps none of them (nor sends the message's
-    # end)...
+    # end). An answer that needs no check after it (`ends`) is saved as the run's end, in the
+    # same write...
+    checks, ends = None, False
     try:
         if not calls and not stream.text.strip():
             stream.add("(The model returned an empty answer.)")
         if not calls:
             stream.text, run.citations = _final_answer(run, stream.text)
+            checks = _checks_to_rate(run)
+            ends = checks == []
         run.transcript = [*run.transcript, _assistant_entry(stream.text, calls)]
         root = run.root_id is None
+        tokens = usage.total_tokens if root else 0
         with transaction.atomic():
             charged = charge(tokens_saved_with_step=root)
             if stream.started:
                 citations = None if calls else run.citations
                 stream.complete(usage=charged.message_usage(), citations=citations)
-            save_progress(run, emitter, tokens=usage.total_tokens if root else 0)
+            if ends:
+                _save_as_end(run, emitter, stream.text, tokens)
+            else:
+                save_progress(run, emitter, tokens=tokens)
     except Exception as exc:
         with transaction.atomic():  # ...but the call was made: what it cost stays on record
             charge()
@@ -227,7 +248,27 @@ def _model_call(
             run, emitter, pending_tool_calls(run.transcript), tools, fresh=True
         )
         return WAITING if waiting else CONTINUE
-    return StepResult(StepKind.ANSWERED, stream.text)
+    if ends:
+        run_answer_ended(run=run, emitter=emitter)
+        return ENDED
+    return StepResult(StepKind.ANSWERED, stream.text, checks)
+
+
+def _checks_to_rate(run: Run) -> list[tuple[str, dict[str, Any]]] | None:
+    """What the run's answer still needs once its step is saved: None, a check (its agent
+    checks answers; a fallback attempt may start before the run ends); else the checks the
+    turn's answer is rated from (the entry agent's: its experts'; none for an expert)."""
+    if answers_checked(run):
+        return None
+    return turn_checks(run=run) if run.parent_id is None else []
+
+
+def _save_as_end(run: Run, emitter: RunEmitter, answer: str, tokens: int) -> None:
+    """The answering step's save, as the run's end (fenced by its lease; RunStopped if the
+    run is no longer this worker's)."""
+    run.last_seq = emitter.seq
+    if not run_finish(run=run, status=RunStatus.SUCCEEDED, answer=answer, tokens=tokens):
+        raise RunStopped
 
 
 def _assistant_entry(text: str, calls: list[Any]) -> dict[str, Any]:

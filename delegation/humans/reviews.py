@@ -59,14 +59,30 @@ _CHECKED_BELOW = PreparedLookup(
 )
 
 
-def turn_assess(*, run: Run, emitter: RunEmitter, message_id: uuid.UUID, answer: str) -> None:
-    """Rate the turn's answer from the checks of the answers it relies on: `high`, `low`
-    (a check failed or was unsure: the answer is queued for review and the user told), or
-    "" when nothing was checked. Sets `run.confidence` and `run.needs_review`."""
+def turn_checks(*, run: Run) -> list[tuple[str, dict[str, Any]]]:
+    """The checks the entry agent's answer relies on, as (agent name, check): its own and its
+    experts' (not those of an answer a fallback attempt replaced)."""
     checks = [(run.agent_config["name"], run.validation)] if run.validation else []
     for expert in _CHECKED_BELOW.rows(run.id) if asked_an_expert(run) else ():
         if (expert.validation or {}).get("outcome") not in RESTARTS:
             checks.append((expert.agent_config["name"], expert.validation))
+    return checks
+
+
+def turn_assess(
+    *,
+    run: Run,
+    emitter: RunEmitter,
+    message_id: uuid.UUID,
+    answer: str,
+    checks: list[tuple[str, dict[str, Any]]] | None = None,
+) -> None:
+    """Rate the turn's answer from the checks of the answers it relies on (`checks`, read
+    now when not given): `high`, `low` (a check failed or was unsure: the answer is queued
+    for review and the user told), or "" when nothing was checked. Sets `run.confidence` and
+    `run.needs_review`."""
+    if checks is None:
+        checks = turn_checks(run=run)
     if not checks:
         return
     low = [(name, check) for name, check in checks if is_low(check)]

@@ -60,12 +60,17 @@ class Check:
         return asdict(self)
 
 
+def answers_checked(run: Run) -> bool:
+    """Whether the run's agent has its answers checked (by rules, or rules and a model)."""
+    return run.agent_config.get("validate_answers", "off") in ("rules", "model")
+
+
 def answer_check(*, run: Run, answer: str) -> Check | None:
     """Judge the run's answer as its agent asks (None: validation is off); recorded as a
     Verdict and an activity row."""
-    mode = run.agent_config.get("validate_answers", "off")
-    if mode not in ("rules", "model"):
+    if not answers_checked(run):
         return None
+    mode = run.agent_config["validate_answers"]
     issue = rules_issue(run=run, answer=answer)
     if issue:
         check = Check(mode=mode, valid=False, issue=issue, confidence=0.0)

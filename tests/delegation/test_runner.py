@@ -278,7 +278,9 @@ def test_an_answer_whose_step_could_not_be_saved_is_kept_and_closed_with_the_fai
     def refuse(*args, **kwargs):
         raise DatabaseError("disk I/O error")
 
+    # The step's save: its progress, or (an answer needing no check) the run's end.
     monkeypatch.setattr(runner, "save_progress", refuse)
+    monkeypatch.setattr(runner, "run_finish", refuse)
     fake_openai.script(text("Half ", "an answer"))
     run = start_run(user, agent)
     assert run_advance(run_id=run.id).status == RunStatus.FAILED
