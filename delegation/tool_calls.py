@@ -41,18 +41,31 @@ def run_tool_calls(
     fresh: bool = False,
 ) -> bool:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
-    calls start children (or collect their results when they have ended); questions and calls
-    that need approval wait for a person (or collect the decision). True when the run now
-    waits for experts still working or for a person. `fresh`: the calls come straight from the
-    model's answer, so none has a child yet (a model that repeats an earlier call's id gets a
-    new child, which the lookup finds first, being the newest)."""
+    calls start children (or collect their results when they have ended: read again after a
+    crash, so saved with the run's next write); questions and calls that need approval wait
+    for a person (or collect the decision). True when the run now waits for experts still
+    working or for a person. `fresh`: the calls come straight from the model's answer, so none
+    has a child yet (a model that repeats an earlier call's id gets a new child, which the
+    lookup finds first, being the newest)."""
     step = run.steps - 1
     waiting = False
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         name = call["function"]["name"]
+        # The newest child of this call (a reattempt is a new child with the same call id).
+        child = None if fresh or name != DELEGATE else _NEWEST_CHILD.row(run.pk, call["id"])
+        if child is not None:
+            if not child.is_final:
+                waiting = True
+                continue
+            # An ended expert's result is read again, the same, after a crash: saved with the
+            # run's next write (its step, its wait or its end), not on its own.
+            run.transcript = [*run.transcript, _tool_entry(call, _child_result(run, child))]
+            continue
         if name == DELEGATE:
-            content = _delegation(run, emitter, call, message_id, fresh=fresh)
+            content = delegation_begin(
+                caller=run, emitter=emitter, call=call, message_id=message_id
+            )
             if content is None:
                 waiting = True
                 continue
@@ -65,10 +78,7 @@ def run_tool_calls(
                 continue
         else:
             content = _tool(run, emitter, call, message_id, tools)
-        run.transcript = [
-            *run.transcript,
-            {"role": "tool", "tool_call_id": call["id"], "content": content},
-        ]
+        run.transcript = [*run.transcript, _tool_entry(call, content)]
         save_progress(run, emitter)
     run.last_seq = emitter.seq
     return waiting and run_wait_or_continue(run=run)
@@ -88,22 +98,14 @@ _NEWEST_CHILD = PreparedLookup(
 )
 
 
-def _delegation(
-    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID, *, fresh: bool
-) -> str | None:
-    """The result of a delegate call whose child has ended; None while it works (a call with
-    no child yet starts one, or is refused with the refusal as its result)."""
-    child = (
-        None
-        if fresh
-        # The newest child of this call (a reattempt is a new child with the same call id);
-        # not the expert's own working (its transcript can be long): its ending only.
-        else _NEWEST_CHILD.row(run.pk, call["id"])
-    )
-    if child is None:
-        return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
-    if not child.is_final:
-        return None
+def _tool_entry(call: dict[str, Any], content: str) -> dict[str, Any]:
+    """A call's result as a transcript entry."""
+    return {"role": "tool", "tool_call_id": call["id"], "content": content}
+
+
+def _child_result(run: Run, child: Run) -> str:
+    """The result of a delegate call whose expert has ended, as its caller's model reads it:
+    the expert's sources join the caller's numbering."""
     content = delegation_result(child=child)
     if child.status != RunStatus.SUCCEEDED or not child.citations:
         return content

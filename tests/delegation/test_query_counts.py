@@ -22,9 +22,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # The most SQL statements one more level of delegation may add to a turn (the expert's run from
 # creation to answer, and its caller's resumption), transaction statements left out. A ratchet:
 # lower it when a change saves queries (docs/decisions/0006-performance.md).
-HOP_QUERY_BUDGET = 24
+HOP_QUERY_BUDGET = 21
 # The most a depth-0 turn (sent, routed, one model call, answered) may run, the same way.
-TURN_QUERY_BUDGET = 19
+TURN_QUERY_BUDGET = 18
 # What a turn in a session with history may add to that (whether a turn is running, the recent
 # history: the session's own agent is read with what a run pins of it, in one statement).
 SESSION_QUERY_BUDGET = 2
