@@ -5,16 +5,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.core.cache import cache
-
 from chat.events import emit, envelope
+from delegation.ended import EndWatch
 from delegation.models import Run
 
 # A run whose events are sent by a process other than its last worker (a stop, the sweeper, a
 # takeover) continues its sequence this far past the last saved number: the worker may have
 # sent events since its last save, and `seq` must never repeat within a run.
 SEQ_GAP = 1000
-ENDED_KEY = "run-ended:{}"  # set when a run ends, so a worker still streaming it falls silent
 
 
 def agent_tag(run: Run) -> dict[str, Any]:
@@ -27,11 +25,6 @@ def agent_tag(run: Run) -> dict[str, Any]:
         "depth": len(run.path) - 1,
         "path": list(run.path),
     }
-
-
-def run_mark_ended(run_id: Any) -> None:
-    """Remember that the run ended, for workers that may still be streaming it elsewhere."""
-    cache.set(ENDED_KEY.format(run_id), 1, 3600)
 
 
 class RunEmitter:
@@ -47,13 +40,14 @@ class RunEmitter:
         self.foreign = foreign
         self.seq = run.last_seq + (SEQ_GAP if foreign else 0)
         self.closing = False
+        self.end = EndWatch(run.id)
         # Agent messages this emitter started and has not completed. The run's own worker
         # (not foreign) started every message of the run that can still be open.
         self.streaming: set[uuid.UUID] = set()
 
     def emit(self, type: str, message_id: uuid.UUID | None = None, **data: Any) -> bool:
         """Emit one event of this run (after commit); False if the run already ended."""
-        if not self.closing and cache.get(ENDED_KEY.format(self.run.id)):
+        if not self.closing and self.end.ended():
             return False
         self.seq += 1
         emit(

@@ -11,7 +11,8 @@ from django.utils import translation
 from django.utils.translation import gettext_lazy
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from delegation.emitter import RunEmitter, run_mark_ended
+from delegation.emitter import RunEmitter
+from delegation.ended import run_mark_ended
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.routing.selectors import mode_of
 from delegation.routing.services import route_after_turn

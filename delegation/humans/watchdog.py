@@ -16,7 +16,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from delegation.emitter import RunEmitter, run_mark_ended
+from delegation.emitter import RunEmitter
+from delegation.ended import run_mark_ended
 from delegation.ending import run_end, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind

@@ -1,0 +1,119 @@
+"""Which runs have ended, at each event: the cache's flag, or with Redis the ends each process
+hears on a channel, with the flag read once after each subscription (delegation/ended.py)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from types import SimpleNamespace
+
+import pytest
+import redis
+from django.conf import settings
+
+from delegation import ended
+from delegation.ended import CHANNEL, ENDED_KEY, EndWatch, run_mark_ended
+
+needs_redis = pytest.mark.skipif(
+    not settings.REDIS_URL,
+    reason="the ends' channel needs Redis: run in the Postgres + Redis pass (bin/test-distributed)",
+)
+
+
+class CountedCache:
+    """The cache, counting the flag's reads."""
+
+    def __init__(self, cache) -> None:
+        self.cache, self.reads = cache, 0
+
+    def get(self, key):
+        self.reads += 1
+        return self.cache.get(key)
+
+    def set(self, *args, **kwargs):
+        return self.cache.set(*args, **kwargs)
+
+
+@pytest.fixture
+def reads(monkeypatch) -> CountedCache:
+    counted = CountedCache(ended.cache)
+    monkeypatch.setattr(ended, "cache", counted)
+    return counted
+
+
+def eventually(check, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def subscribed() -> ended._Feed:
+    feed = ended._FEED.get()
+    eventually(lambda: feed.generation is not None)
+    return feed
+
+
+def test_without_redis_each_event_reads_the_flag(settings, reads):
+    settings.REDIS_URL = ""
+    watch = EndWatch(uuid.uuid4())
+    assert not watch.ended() and not watch.ended()
+    run_mark_ended(watch.run_id)
+    assert watch.ended()
+    assert reads.reads == 3
+
+
+@needs_redis
+def test_an_end_heard_on_the_channel_needs_no_read_of_the_flag(reads):
+    feed = subscribed()
+    watch = EndWatch(uuid.uuid4())
+    assert not watch.ended()  # the flag, read once for this subscription
+    assert not watch.ended() and reads.reads == 1
+    # Another process ends it: only its message arrives here, no flag is read.
+    redis.Redis.from_url(settings.REDIS_URL).publish(CHANNEL, watch.run_id)
+    eventually(lambda: feed.heard(watch.run_id))
+    assert watch.ended() and reads.reads == 1
+
+
+@needs_redis
+def test_an_end_before_the_subscription_is_read_from_the_flag(reads):
+    subscribed()
+    run_id = uuid.uuid4()
+    ended.cache.set(ENDED_KEY.format(run_id), 1, 60)  # set, its message not heard here
+    assert EndWatch(run_id).ended() and reads.reads == 1
+
+
+@needs_redis
+def test_this_process_hears_its_own_ends():
+    feed = subscribed()
+    watch = EndWatch(uuid.uuid4())
+    assert not watch.ended()
+    run_mark_ended(watch.run_id)
+    eventually(lambda: feed.heard(watch.run_id))
+    assert watch.ended()
+
+
+@needs_redis
+def test_after_a_lost_subscription_the_flag_answers_and_is_read_again_once(reads):
+    feed = subscribed()
+    watch = EndWatch(uuid.uuid4())
+    assert not watch.ended()
+    first = feed.generation
+    # The connection is lost; the run ends meanwhile, its message unheard.
+    redis.Redis.from_url(settings.REDIS_URL).client_kill_filter(_type="pubsub")
+    eventually(lambda: feed.generation not in (None, first))
+    ended.cache.set(ENDED_KEY.format(watch.run_id), 1, 60)
+    before = reads.reads
+    assert watch.ended()  # a new subscription: the flag is read again
+    assert reads.reads == before + 1
+
+
+@needs_redis
+def test_while_not_subscribed_every_event_reads_the_flag(reads, monkeypatch):
+    # A feed between subscriptions (Redis restarting): it has heard nothing, answers nothing.
+    between = SimpleNamespace(generation=None, heard=lambda run_id: False)
+    monkeypatch.setattr(ended, "_FEED", SimpleNamespace(get=lambda: between))
+    watch = EndWatch(uuid.uuid4())
+    assert not watch.ended() and not watch.ended()
+    ended.cache.set(ENDED_KEY.format(watch.run_id), 1, 60)
+    assert watch.ended() and reads.reads == 3
