@@ -68,12 +68,14 @@ PROGRESS = PreparedUpdate(
         },
     )
 )
-# The run waits (for its experts or a person) without a worker.
+# The run waits (for its experts or a person) without a worker; `tree_tokens` as in PROGRESS
+# (the step that asked them can be saved by its wait).
 WAIT = PreparedUpdate(
     lambda: (
         _held(),
         {
             **_values(*WORKING, "status", "waiting_since"),
+            "tree_tokens": F("tree_tokens") + _value("tree_tokens"),
             "lease_expires_at": None,
             "lease_token": None,
         },

@@ -20,6 +20,7 @@ from delegation.citations import (
     citations_for,
     retrieved_passages,
 )
+from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter
 from delegation.ending import run_answer_ended, run_end, run_failure
 from delegation.humans.activity import activity_record
@@ -214,8 +215,11 @@ def _model_call(
     # The call's ledger row, the message's end and the step are one commit; the step's write is
     # fenced by the lease, so a run lost meanwhile keeps none of them (nor sends the message's
     # end). An answer that needs no check after it (`ends`) is saved as the run's end, in the
-    # same write...
-    checks, ends = None, False
+    # same write; a step that only asks experts starts them in the same commit, and is saved
+    # by the run's wait for them (`delegating`: nothing in it waits on anything but the
+    # database)...
+    checks, ends, waiting = None, False, False
+    delegating = bool(calls) and all(call.name == DELEGATE for call in calls)
     try:
         if not calls and not stream.text.strip():
             stream.add("(The model returned an empty answer.)")
@@ -233,6 +237,15 @@ def _model_call(
                 stream.complete(usage=charged.message_usage(), citations=citations)
             if ends:
                 _save_as_end(run, emitter, stream.text, tokens)
+            elif delegating:  # saved by its first write: a refusal's, or its wait
+                waiting = run_tool_calls(
+                    run,
+                    emitter,
+                    pending_tool_calls(run.transcript),
+                    tools,
+                    fresh=True,
+                    step_tokens=tokens,
+                )
             else:
                 save_progress(run, emitter, tokens=tokens)
     except Exception as exc:
@@ -243,10 +256,11 @@ def _model_call(
         else:
             stream.persist()  # the run is about to end failed: its end closes this message
         raise
-    if calls:
+    if calls and not delegating:
         waiting = run_tool_calls(
             run, emitter, pending_tool_calls(run.transcript), tools, fresh=True
         )
+    if calls:
         return WAITING if waiting else CONTINUE
     if ends:
         run_answer_ended(run=run, emitter=emitter)

@@ -236,16 +236,17 @@ def run_wait_status(*, run_id: Any) -> str | None:
     return _wait_status(_WAITS.row(run_id))
 
 
-def run_wait_or_continue(*, run: Run) -> bool:
+def run_wait_or_continue(*, run: Run, tokens: int = 0) -> bool:
     """After starting delegations or asking a person: True if the run must wait (experts still
-    working, or an inbox item pending), in which case it is saved as waiting without a worker;
-    False if nothing is left to wait for (go on)."""
-    with transaction.atomic():
+    working, or an inbox item pending), in which case it is saved as waiting without a worker
+    (`tokens` as `run_save_progress` takes them); False if nothing is left to wait for (go on,
+    nothing saved)."""
+    with transaction.atomic(savepoint=False):  # (within a step that only asked experts)
         # The run's row lock, and what it waits for, in one statement.
         status = _wait_status(_WAITS_LOCKED.row(run.pk))
         if status is None:
             return False
-        values = dict(status=status, waiting_since=timezone.now())
+        values = dict(status=status, waiting_since=timezone.now(), tree_tokens=tokens)
         if not WAIT.run(**held(run), **working(run), **values):
             raise RunStopped
     return True

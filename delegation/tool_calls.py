@@ -39,6 +39,7 @@ def run_tool_calls(
     tools: dict[str, Tool],
     *,
     fresh: bool = False,
+    step_tokens: int | None = None,
 ) -> bool:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
     calls start children (or collect their results when they have ended: read again after a
@@ -46,9 +47,12 @@ def run_tool_calls(
     for a person (or collect the decision). True when the run now waits for experts still
     working or for a person. `fresh`: the calls come straight from the model's answer, so none
     has a child yet (a model that repeats an earlier call's id gets a new child, which the
-    lookup finds first, being the newest)."""
+    lookup finds first, being the newest). `step_tokens`: the step that asked is not saved yet
+    (it only asked experts: one transaction with them); the first write here saves it, counting
+    these tokens as `run_save_progress` does, and a write is always made."""
     step = run.steps - 1
     waiting = False
+    unsaved = step_tokens is not None
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         name = call["function"]["name"]
@@ -79,9 +83,15 @@ def run_tool_calls(
         else:
             content = _tool(run, emitter, call, message_id, tools)
         run.transcript = [*run.transcript, _tool_entry(call, content)]
-        save_progress(run, emitter)
+        save_progress(run, emitter, tokens=step_tokens if unsaved else 0)
+        unsaved = False
     run.last_seq = emitter.seq
-    return waiting and run_wait_or_continue(run=run)
+    tokens = step_tokens if unsaved else 0
+    if waiting and run_wait_or_continue(run=run, tokens=tokens or 0):
+        return True
+    if unsaved:
+        save_progress(run, emitter, tokens=tokens or 0)
+    return False
 
 
 # What a caller never reads of its expert's run when taking its result.

@@ -87,7 +87,8 @@ def delegation_begin(
         f"Chosen by {caller.agent_config['display_name']} without a stated reason; "
         f"{target.display_name} is for: {target.description or ', '.join(target.tags) or '—'}"
     )
-    with transaction.atomic():
+    # Within the caller's step when it only asks experts: one commit (no savepoint of its own).
+    with transaction.atomic(savepoint=False):
         child = run_create_child(
             caller=caller,
             target=target,

@@ -161,3 +161,78 @@ def test_an_experts_result_lost_in_a_crash_is_collected_again_once(
     assert lead.answer == "Finance: 60." and len(team.requests["expert"]) == 1
     report = ChatMessage.objects.get(run=lead, role=MessageRole.TOOL)
     assert report.status == MessageStatus.COMPLETED and report.tool["ok"] is True
+
+
+def transactions(queries: list[dict]) -> list[list[dict]]:
+    """The statements of each transaction, BEGIN to COMMIT (or to the end of `queries`: a
+    commit is not always among them)."""
+    found, current = [], None
+    for q in queries:
+        if q["sql"].startswith("BEGIN"):
+            current = []
+        elif q["sql"].startswith("COMMIT") and current is not None:
+            found.append(current)
+            current = None
+        elif current is not None:
+            current.append(q)
+    return found if current is None else [*found, current]
+
+
+def test_a_step_that_only_asks_experts_is_one_commit_with_their_runs_and_its_wait(
+    lead_and_expert, settings, monkeypatch
+):
+    """The caller's delivery, its expert not run: the step's ledger row, the expert's run and
+    message, and the caller's wait (which saves the step) commit together."""
+    from config import enqueue
+
+    settings.TASKS_RUN_SYNC = False
+    settings.CELERY_BROKER_URL = ""
+    sent = []
+    monkeypatch.setattr(enqueue, "_publish", lambda task, args: sent.append(args))
+    lead = lead_and_expert
+    with CaptureQueriesContext(connection) as captured:
+        assert run_advance(run_id=lead.id).status == RunStatus.WAITING
+    (step,) = [
+        t
+        for t in transactions(captured.captured_queries)
+        if any("usage_usagerecord" in q["sql"] for q in t)
+    ]
+    inserts = [q["sql"].split()[2] for q in step if q["sql"].startswith("INSERT")]
+    # The ledger row, the expert's run, its message, the activity row: one commit.
+    assert inserts == [
+        '"usage_usagerecord"',
+        '"delegation_run"',
+        '"chat_chatmessage"',
+        '"humans_activity"',
+    ]
+    updates = run_updates(step)
+    # No progress write before the wait: the wait saves the step.
+    assert not any('"routing"' in u for u in updates), updates
+    assert any('"waiting_since"' in u for u in updates), updates
+    lead.refresh_from_db()
+    expert = Run.objects.get(parent=lead)
+    assert lead.status == RunStatus.WAITING and lead.steps == 1 and lead.lease_token is None
+    assert lead.tree_tokens > 0  # the step's tokens, counted by its wait (the root's counters)
+    assert sent == [(str(expert.id),)] and expert.status == RunStatus.QUEUED
+
+
+def test_a_step_asking_an_expert_of_a_run_taken_over_meanwhile_starts_nothing(
+    lead_and_expert, monkeypatch
+):
+    lead = lead_and_expert
+    stream = runner._stream
+    new_token = uuid.uuid4()
+
+    def taken_over_after_the_call(*args):
+        streamed = stream(*args)
+        Run.objects.filter(pk=lead.pk).update(lease_token=new_token)
+        return streamed
+
+    monkeypatch.setattr(runner, "_stream", taken_over_after_the_call)
+    assert run_advance(run_id=lead.id).status == "stopped"
+    lead.refresh_from_db()
+    assert (lead.status, lead.lease_token, lead.steps) == (RunStatus.RUNNING, new_token, 0)
+    assert [m["role"] for m in lead.transcript] == ["user"]
+    assert not Run.objects.filter(parent=lead).exists()
+    assert not ChatMessage.objects.filter(run=lead, role=MessageRole.TOOL).exists()
+    assert UsageRecord.objects.filter(run=lead).count() == 1  # the call's cost stays on record
