@@ -10,6 +10,7 @@ from agents.models import Agent
 from agents.selectors import agent_usable_by, with_what_runs_pin
 from config.prepared import PreparedLookup
 from delegation.models import Run
+from delegation.per_run import per_run
 
 
 class DelegationRefused(Exception):
@@ -38,13 +39,11 @@ _CANDIDATES = PreparedLookup(
 
 
 def _candidates(caller: Run) -> list[Agent]:
-    """The caller's allowed experts that are enabled, delegatable and not on its path."""
-    if not hasattr(caller, "_delegation_candidates"):
-        names = [
-            n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path
-        ]
-        caller._delegation_candidates = _CANDIDATES.rows(names)  # type: ignore[attr-defined]
-    return caller._delegation_candidates  # type: ignore[attr-defined]
+    """The caller's allowed experts that are enabled, delegatable and not on its path, as its
+    first delivery here read them (delegation.per_run: a delegation is checked again when
+    asked)."""
+    names = [n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path]
+    return per_run(caller, "candidates", lambda: _CANDIDATES.rows(names))
 
 
 def delegation_targets(*, caller: Run) -> list[Agent]:

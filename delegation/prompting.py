@@ -13,6 +13,7 @@ from delegation.citations import KNOWLEDGE_TOOLS
 from delegation.delegate_tool import delegate_tool_schema
 from delegation.guards import delegation_targets, experts_out_of_reach
 from delegation.models import Run
+from delegation.per_run import per_run
 from delegation.routing.memory import memory_context
 from delegation.routing.modes import mode_rule
 from delegation.routing.selectors import mode_of, run_policy
@@ -70,11 +71,9 @@ def model_messages(run: Run) -> list[dict[str, Any]]:
 
 
 def _memory_context(run: Run) -> str:
-    """What routing remembers of the conversation, read once per delivery (memory changes
-    only when a turn ends)."""
-    if not hasattr(run, "_memory_context"):
-        run._memory_context = memory_context(run=run, policy=run_policy(run))  # type: ignore[attr-defined]
-    return run._memory_context  # type: ignore[attr-defined]
+    """What routing remembers of the conversation, read once for the run's deliveries in this
+    process (memory changes when a turn ends; delegation.per_run)."""
+    return per_run(run, "memory", lambda: memory_context(run=run, policy=run_policy(run)))
 
 
 def effective_tools(run: Run) -> dict[str, Tool]:

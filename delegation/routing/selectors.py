@@ -7,6 +7,7 @@ from typing import Any
 from agents.models import Agent
 from config.prepared import PreparedLookup
 from delegation.models import Run
+from delegation.per_run import per_run
 from delegation.routing.models import RoutingPolicy, SessionMemory
 
 # An entry agent's policy, read at each turn's start and each delivery of its run: compiled
@@ -23,10 +24,9 @@ def policy_for(*, agent_name: str) -> RoutingPolicy | None:
 
 
 def run_policy(run: Run) -> RoutingPolicy | None:
-    """The routing policy of an entry agent's run, looked up once per delivery."""
-    if not hasattr(run, "_routing_policy"):
-        run._routing_policy = policy_for(agent_name=run.agent_config["name"])  # type: ignore[attr-defined]
-    return run._routing_policy  # type: ignore[attr-defined]
+    """The routing policy of an entry agent's run, looked up once for its deliveries in this
+    process (delegation.per_run)."""
+    return per_run(run, "policy", lambda: policy_for(agent_name=run.agent_config["name"]))
 
 
 def mode_of(run: Run) -> str | None:
