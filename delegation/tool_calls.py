@@ -83,14 +83,14 @@ def run_tool_calls(
         else:
             content = _tool(run, emitter, call, message_id, tools)
         run.transcript = [*run.transcript, _tool_entry(call, content)]
-        save_progress(run, emitter, tokens=step_tokens if unsaved else 0)
+        save_progress(run, emitter, tokens=(step_tokens or 0) if unsaved else 0)
         unsaved = False
     run.last_seq = emitter.seq
-    tokens = step_tokens if unsaved else 0
-    if waiting and run_wait_or_continue(run=run, tokens=tokens or 0):
+    tokens = (step_tokens or 0) if unsaved else 0
+    if waiting and run_wait_or_continue(run=run, tokens=tokens):
         return True
     if unsaved:
-        save_progress(run, emitter, tokens=tokens or 0)
+        save_progress(run, emitter, tokens=tokens)
     return False
 
 
