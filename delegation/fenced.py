@@ -104,6 +104,29 @@ RESUMED = PreparedUpdate(
     )
 )
 WAITS_ON = PreparedSave(Run, "status")
+# ...or is resumed claimed already, by the worker that runs it next (delegation.services).
+RESUMED_CLAIMED = PreparedSave(
+    Run,
+    "status",
+    "started_at",
+    "lease_expires_at",
+    "lease_token",
+    "worker",
+    "queued_at",
+    "waiting_since",
+)
+# A run claimed in advance by a worker that will not run it after all goes back to the queue.
+HANDED_BACK = PreparedUpdate(
+    lambda: (
+        _held(),
+        {
+            "status": RunStatus.QUEUED,
+            "queued_at": _value("queued_at"),
+            "lease_expires_at": None,
+            "lease_token": None,
+        },
+    )
+)
 
 _ENDING = ("status", "answer", "citations", "error", "finished_at")
 _JUDGED = ("validation", "confidence", "needs_review")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -22,10 +23,12 @@ from delegation.budget import budget_initial
 from delegation.fenced import (
     CLAIM,
     FINISH,
+    HANDED_BACK,
     HEARTBEAT,
     PROGRESS,
     RELEASE,
     RESUMED,
+    RESUMED_CLAIMED,
     WAIT,
     WAITS_ON,
     held,
@@ -39,9 +42,45 @@ logger = logging.getLogger(__name__)
 ADVANCE_RUN = "delegation.advance_run"  # the Celery task (delegation.tasks), enqueued by name
 
 
-def run_enqueue(*, run_id: Any) -> None:
-    """Have a worker advance the run once the current transaction commits."""
-    enqueue(ADVANCE_RUN, str(run_id))
+def run_enqueue(*, run_id: Any) -> bool:
+    """Have a worker advance the run once the current transaction commits; True when this
+    thread's task body runs it next itself (config.enqueue.keeping_next)."""
+    return enqueue(ADVANCE_RUN, str(run_id))
+
+
+# Runs this thread's task body runs next, claimed by the commit that made them ready (a new
+# expert, or a caller its expert's end resumed): run id → lease token. Their own claim then
+# reads them without writing (`run_claim`).
+_handed = threading.local()
+
+
+def _handed_over() -> dict[str, uuid.UUID]:
+    runs = getattr(_handed, "runs", None)
+    if runs is None:
+        runs = _handed.runs = {}
+    return runs
+
+
+def _ready(run: Run, *, worker: str) -> bool:
+    """Enqueue `run` (in the current transaction); when this thread's task body runs it next,
+    set it claimed for this worker, as its claim would (True: the caller writes it so)."""
+    if not run_enqueue(run_id=run.pk):
+        return False
+    run.status = RunStatus.RUNNING
+    run.started_at = run.started_at or timezone.now()
+    run.lease_expires_at = _lease()
+    run.lease_token = uuid.uuid4()
+    run.worker = worker[:200]
+    _handed_over()[str(run.pk)] = run.lease_token
+    return True
+
+
+def run_hand_back(*, run_id: Any) -> None:
+    """A run this thread claimed for itself in advance and will not run after all: back to
+    the queue, unclaimed, so whoever its task is sent to takes it at once."""
+    token = _handed_over().pop(str(run_id), None)
+    if token is not None:
+        HANDED_BACK.run(id=run_id, lease_token=token, queued_at=timezone.now())
 
 
 class RunStopped(Exception):
@@ -101,29 +140,43 @@ def run_create_child(
 ) -> Run:
     """A queued child run: the target's definition, at most `max_steps` calls, within the root's
     deadline."""
+    return _NEW_RUN.insert(_child(caller, target, call_id, prompt, reason, max_steps))
+
+
+def run_start_child(
+    *, caller: Run, target: Agent, call_id: str, prompt: str, reason: str, max_steps: int
+) -> Run:
+    """A child run as `run_create_child` makes it, enqueued: queued, or claimed already when
+    the caller's worker runs it next (`_ready`)."""
+    child = _child(caller, target, call_id, prompt, reason, max_steps)
+    _ready(child, worker=caller.worker)
+    return _NEW_RUN.insert(child)
+
+
+def _child(
+    caller: Run, target: Agent, call_id: str, prompt: str, reason: str, max_steps: int
+) -> Run:
     now = timezone.now()
     root_deadline = caller.root.deadline if caller.root_id else caller.deadline
     config = pinned_config(target)
     config["max_steps"] = max(1, min(config["max_steps"], max_steps))
-    return _NEW_RUN.insert(
-        Run(
-            session_id=caller.session_id,
-            user=caller.user,  # loaded with the caller: later checks of the user cost no query
-            agent=target,
-            agent_version=target.version,
-            agent_config=config,
-            parent=caller,
-            parent_tool_call_id=call_id,
-            root_id=caller.root_id_or_self,
-            depth=caller.depth + 1,
-            path=[*caller.path, target.name],
-            task=prompt,
-            language=caller.language,  # the user's language, whatever words the caller delegated in
-            routing_reason=reason[:500],
-            transcript=[{"role": "user", "content": prompt}],
-            queued_at=now,
-            deadline=min(root_deadline, now + timedelta(seconds=settings.CHILD_DEADLINE_SECONDS)),
-        )
+    return Run(
+        session_id=caller.session_id,
+        user=caller.user,  # loaded with the caller: later checks of the user cost no query
+        agent=target,
+        agent_version=target.version,
+        agent_config=config,
+        parent=caller,
+        parent_tool_call_id=call_id,
+        root_id=caller.root_id_or_self,
+        depth=caller.depth + 1,
+        path=[*caller.path, target.name],
+        task=prompt,
+        language=caller.language,  # the user's language, whatever words the caller delegated in
+        routing_reason=reason[:500],
+        transcript=[{"role": "user", "content": prompt}],
+        queued_at=now,
+        deadline=min(root_deadline, now + timedelta(seconds=settings.CHILD_DEADLINE_SECONDS)),
     )
 
 
@@ -134,15 +187,20 @@ ROOT_UNREAD = tuple(
 )
 
 
-# The claim reads the run with everything its steps use (about 130 columns): compiled once.
+def _with_what_steps_use(runs: QuerySet[Run]) -> QuerySet[Run]:
+    return runs.select_related("user", "session", "agent", "root").defer(*ROOT_UNREAD)
+
+
+# The claim reads the run with everything its steps use (about 130 columns): compiled once;
+# locked, or not (a run claimed in advance by this thread: `_ready`).
 _CLAIMABLE = PreparedLookup(
-    lambda run_id: (
-        Run.objects.select_for_update(of=("self",))
-        .select_related("user", "session", "agent", "root")
-        .defer(*ROOT_UNREAD)
-        .filter(pk=run_id)
+    lambda run_id: _with_what_steps_use(
+        Run.objects.select_for_update(of=("self",)).filter(pk=run_id)
     ),
     keys=[Run._meta.pk],
+)
+_HANDED = PreparedLookup(
+    lambda run_id: _with_what_steps_use(Run.objects.filter(pk=run_id)), keys=[Run._meta.pk]
 )
 
 
@@ -155,8 +213,15 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
 
     A duplicate delivery finds the run final or waiting (nothing to do) or leased by a live
     worker (retry once the lease could have expired). An expired lease means that worker died:
-    take over, with a new lease token so the old worker's writes are refused.
+    take over, with a new lease token so the old worker's writes are refused. A run this
+    thread claimed in advance (`_ready`) is read, not written, while that claim holds.
     """
+    token = _handed_over().pop(str(run_id), None)
+    if token is not None:
+        run = _HANDED.row(run_id)
+        if run is not None and run.status == RunStatus.RUNNING and run.lease_token == token:
+            run.taken_over = False
+            return run, 0.0
     now = timezone.now()
     with transaction.atomic():
         run = _CLAIMABLE.row(run_id)
@@ -252,7 +317,7 @@ def run_wait_or_continue(*, run: Run, tokens: int = 0) -> bool:
     return True
 
 
-def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
+def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str = "") -> bool:
     """Re-enqueue a waiting run once nothing is left to wait for (True), or move it between
     `waiting` and `waiting_human` as what it waits for changes. Call inside a transaction:
     the run's row lock makes the last of several concurrent ends resume it exactly once.
@@ -260,7 +325,8 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
     `locked`: the run, already read with that lock in this transaction by `with_waits`, in
     the same statement as what it waits for. That statement must start after the caller's
     own change (an expert's end, a person's answer) committed: of two changes, whichever
-    check starts later sees both, so the last one resumes the run.
+    check starts later sees both, so the last one resumes the run. `worker`: the worker
+    resuming it, which claims it at once when it runs it next (`_ready`).
     """
     run = (
         locked
@@ -275,8 +341,11 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None) -> bool:
             run.status = status
             WAITS_ON.save(run)
         return False
-    RESUMED.run(id=run.pk, queued_at=timezone.now())
-    run_enqueue(run_id=run.pk)
+    run.queued_at, run.waiting_since = timezone.now(), None
+    if _ready(run, worker=worker):
+        RESUMED_CLAIMED.save(run)
+    else:
+        RESUMED.run(id=run.pk, queued_at=run.queued_at)
     return True
 
 

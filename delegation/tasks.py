@@ -7,8 +7,9 @@ import time
 from celery import shared_task
 from celery.signals import worker_ready
 
-from config.enqueue import enqueue, keeping_next
+from config.enqueue import Kept, enqueue, keeping_next
 from delegation.runner import run_advance, run_has_time
+from delegation.services import run_hand_back
 from delegation.sweeper import runs_recover_orphans, runs_sweep
 
 
@@ -24,16 +25,23 @@ def advance_run(self, run_id: str) -> str:  # noqa: ANN001  (Celery's bound task
                 run_id=run_id, worker=self.request.hostname or "", task_started=started
             )
         if outcome.retry_in and not self.request.called_directly:
-            kept.send()  # (a run this delivery could not claim made nothing ready)
+            _send_back(kept)  # (a run this delivery could not claim made nothing ready)
             raise self.retry(args=[run_id], countdown=outcome.retry_in)
         if outcome.continue_later:
             enqueue(advance_run, run_id)
         if kept.args is None:
             return outcome.status
         if not run_has_time(started):
-            kept.send()
+            _send_back(kept)
             return outcome.status
         (run_id,) = kept.args
+
+
+def _send_back(kept: Kept) -> None:
+    """The run this task body kept, sent to the queue after all: no longer claimed by it."""
+    if kept.args is not None:
+        run_hand_back(run_id=kept.args[0])
+    kept.send()
 
 
 @shared_task(name="delegation.sweep_runs", ignore_result=True)

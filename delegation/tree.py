@@ -29,9 +29,8 @@ from delegation.humans.models import ActivityKind
 from delegation.humans.validation import is_low
 from delegation.models import Run, RunStatus
 from delegation.services import (
-    run_create_child,
-    run_enqueue,
     run_resume_if_ready,
+    run_start_child,
     with_waits,
 )
 
@@ -89,7 +88,7 @@ def delegation_begin(
     )
     # Within the caller's step when it only asks experts: one commit (no savepoint of its own).
     with transaction.atomic(savepoint=False):
-        child = run_create_child(
+        child = run_start_child(
             caller=caller,
             target=target,
             call_id=call["id"],
@@ -108,7 +107,6 @@ def delegation_begin(
             caller, emitter, call, message_id, arguments, MessageStatus.STREAMING, delegation=info
         )
         emitter.emit("delegation.started", message_id, call_id=call["id"], **info)
-        run_enqueue(run_id=child.id)
         activity_record(
             kind=ActivityKind.DELEGATION_ASKED,
             run=caller,
@@ -330,7 +328,7 @@ def delegation_complete(*, child: Run) -> None:
             f"{parent.agent_config['display_name']}: {status}: {summary[:300]}",
             data={"status": status, "caller_run_id": str(parent.id)},
         )
-        run_resume_if_ready(run_id=parent.pk, locked=parent)
+        run_resume_if_ready(run_id=parent.pk, locked=parent, worker=child.worker)
 
 
 def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
@@ -357,7 +355,7 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
         attempt = len(attempts_of(caller_id=caller.id, call_id=call_id)) + 1
         words = "retry" if plan.step == "retry" else "second opinion"
         issue = (child.validation or {}).get("issue", "")
-        new = run_create_child(
+        new = run_start_child(
             caller=caller,
             target=target,
             call_id=call_id,
@@ -401,7 +399,6 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
                 data={"call_id": call_id, **info},
             )
         )
-        run_enqueue(run_id=new.id)
         activity_record(
             kind=ActivityKind.FALLBACK,
             run=child,

@@ -11,7 +11,7 @@ from delegation.guards import DelegationRefused, delegation_check, delegation_ta
 from delegation.models import Run
 from delegation.per_run import per_run
 from tests.delegation.conftest import make_team
-from tests.delegation.test_step_writes import start_run
+from tests.delegation.test_runner import start_run
 
 pytestmark = pytest.mark.django_db
 

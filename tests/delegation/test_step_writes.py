@@ -13,28 +13,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
+from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation import runner
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
-from delegation.services import run_create
 from delegation.usage.models import UsageRecord
 from tests.delegation.conftest import make_team
+from tests.delegation.test_runner import start_run
 from tests.factories import make_agent
 from tests.fake_openai import delegate, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def start_run(user, agent, question: str = "question") -> Run:
-    session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
-    return run_create(
-        agent=agent,
-        user=user,
-        session=session,
-        task=question,
-        transcript=[{"role": "user", "content": question}],
-    )
 
 
 def run_updates(queries: list[dict]) -> list[str]:
