@@ -34,13 +34,13 @@ class RunEmitter:
     emitted after its `run.completed`, except by the one who ends it (`closing`).
     """
 
-    def __init__(self, run: Run, *, foreign: bool = False) -> None:
+    def __init__(self, run: Run, *, foreign: bool = False, since: float | None = None) -> None:
         self.run = run
         self.tag = agent_tag(run)
         self.foreign = foreign
         self.seq = run.last_seq + (SEQ_GAP if foreign else 0)
         self.closing = False
-        self.end = EndWatch(run.id)
+        self.end = EndWatch(run.id, since=since)  # `since`: when the run was read not ended
         # Agent messages this emitter started and has not completed. The run's own worker
         # (not foreign) started every message of the run that can still be open.
         self.streaming: set[uuid.UUID] = set()

@@ -6,8 +6,9 @@ Reading that flag at every event was a Redis round trip each (125 µs; 8 % of a 
 worker's run thread, the largest single item after the database). With Redis, every end is
 also published on a channel, and each process keeps the ends it heard in memory: a thread of
 its own listens (`_Feed`). An event then asks the cache only when the feed cannot answer: while
-it is not subscribed, and once per run after each (re)subscription (an end before it was not
-heard). Without Redis the cache is in-process memory, asked directly.
+it is not subscribed, and once after a (re)subscription that came later than the run was last
+read not ended (an end before it was not heard; one before that read would have been seen
+there). Without Redis the cache is in-process memory, asked directly.
 
 An end heard a moment late lets an event through that the flag would have stopped; so could
 the flag (an event read as not ended is sent by another thread after the read). Either way it
@@ -17,6 +18,7 @@ is the delay of one message between processes.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import Any
@@ -42,10 +44,12 @@ def run_mark_ended(run_id: Any) -> None:
 
 
 class EndWatch:
-    """Whether one run has ended, asked at each event its emitter sends."""
+    """Whether one run has ended, asked at each event its emitter sends. `since`: when the run
+    was read not ended (`time.monotonic()` before its claim), if known."""
 
-    def __init__(self, run_id: Any) -> None:
+    def __init__(self, run_id: Any, *, since: float | None = None) -> None:
         self.run_id = str(run_id)
+        self.since = since
         self._generation: int | None = None  # the feed's subscription this watch trusts
 
     def ended(self) -> bool:
@@ -57,8 +61,10 @@ class EndWatch:
         if feed.heard(self.run_id):
             return True
         if generation != self._generation:
-            # Ends before this subscription were not heard: the flag tells, once.
-            if cache.get(ENDED_KEY.format(self.run_id)):
+            # An end before this subscription was not heard: unless the run was read not ended
+            # after it, the flag tells, once.
+            missed = self.since is None or feed.subscribed_at > self.since
+            if missed and cache.get(ENDED_KEY.format(self.run_id)):
                 return True
             self._generation = generation
         return False
@@ -66,11 +72,14 @@ class EndWatch:
 
 class _Feed:
     """This process's subscription to the ends, and the runs it heard end (each kept as long
-    as its flag). `generation` counts confirmed subscriptions; None while not subscribed."""
+    as its flag). `generation` counts confirmed subscriptions, None while not subscribed;
+    `subscribed_at` is when the current one was confirmed (monotonic; it began a little
+    earlier)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.generation: int | None = None
+        self.subscribed_at = 0.0
         self._subscriptions = 0
         self._heard: dict[str, float] = {}
         self._pruned = time.monotonic()
@@ -91,7 +100,11 @@ class _Feed:
 
     def _listen(self) -> None:
         client = redis.Redis.from_url(
-            self.url, socket_keepalive=True, health_check_interval=30, socket_timeout=None
+            self.url,
+            socket_keepalive=True,
+            health_check_interval=30,
+            socket_timeout=None,
+            client_name=f"run-ends:{os.getpid()}",  # CLIENT LIST tells whose subscription it is
         )
         with client.pubsub() as pubsub:
             pubsub.subscribe(CHANNEL)
@@ -101,6 +114,7 @@ class _Feed:
                     continue
                 if message["type"] == "subscribe":
                     self._subscriptions += 1
+                    self.subscribed_at = time.monotonic()
                     self.generation = self._subscriptions
                 elif message["type"] == "message":
                     self._hear(message["data"].decode())

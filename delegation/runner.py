@@ -87,12 +87,13 @@ def run_advance(
     """Advance a run until it answers, fails, waits for experts, or should continue later;
     `worker` names the process (its Celery hostname) so a restart can find its orphans, and
     `task_started` (monotonic) is when its task began, when it ran other runs first."""
+    claiming = time.monotonic()
     run, retry_in = run_claim(run_id=run_id, worker=worker)
     if run is None:
         return AdvanceOutcome("busy" if retry_in else "noop", retry_in=retry_in)
     # Its messages, tool results and failure notes are in the user's language.
     with translation.override(run.language or None):
-        emitter = RunEmitter(run, foreign=run.taken_over)
+        emitter = RunEmitter(run, foreign=run.taken_over, since=claiming)
         return _deliver(run, emitter, task_started or time.monotonic())
 
 

@@ -3,6 +3,7 @@ hears on a channel, with the flag read once after each subscription (delegation/
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from types import SimpleNamespace
@@ -100,7 +101,9 @@ def test_after_a_lost_subscription_the_flag_answers_and_is_read_again_once(reads
     assert not watch.ended()
     first = feed.generation
     # The connection is lost; the run ends meanwhile, its message unheard.
-    redis.Redis.from_url(settings.REDIS_URL).client_kill_filter(_type="pubsub")
+    server = redis.Redis.from_url(settings.REDIS_URL)
+    (mine,) = [c for c in server.client_list() if c["name"] == f"run-ends:{os.getpid()}"]
+    server.client_kill_filter(_id=mine["id"])  # this process's only: others' stay subscribed
     eventually(lambda: feed.generation not in (None, first))
     ended.cache.set(ENDED_KEY.format(watch.run_id), 1, 60)
     before = reads.reads
@@ -117,3 +120,25 @@ def test_while_not_subscribed_every_event_reads_the_flag(reads, monkeypatch):
     assert not watch.ended() and not watch.ended()
     ended.cache.set(ENDED_KEY.format(watch.run_id), 1, 60)
     assert watch.ended() and reads.reads == 3
+
+
+@needs_redis
+def test_a_run_read_not_ended_after_the_subscription_needs_no_read_of_the_flag(reads):
+    feed = subscribed()
+    # Claimed (read not ended) after the feed subscribed: any end since is heard.
+    watch = EndWatch(uuid.uuid4(), since=time.monotonic())
+    assert feed.subscribed_at < watch.since
+    assert not watch.ended() and not watch.ended()
+    assert reads.reads == 0
+    run_mark_ended(watch.run_id)
+    eventually(lambda: feed.heard(watch.run_id))
+    assert watch.ended() and reads.reads == 0
+
+
+@needs_redis
+def test_a_run_read_before_the_subscription_reads_the_flag_once(reads):
+    feed = subscribed()
+    run_id = uuid.uuid4()
+    ended.cache.set(ENDED_KEY.format(run_id), 1, 60)  # ended unheard, before a read...
+    watch = EndWatch(run_id, since=feed.subscribed_at - 1)  # ...made before the subscription
+    assert watch.ended() and reads.reads == 1
