@@ -12,7 +12,8 @@ there). Without Redis the cache is in-process memory, asked directly.
 
 An end heard a moment late lets an event through that the flag would have stopped; so could
 the flag (an event read as not ended is sent by another thread after the read). Either way it
-is the delay of one message between processes.
+is the delay of one message between processes. A subscription whose connection died without
+a word is found by its unanswered PINGs within 3 `PING_SECONDS`; until then ends go unheard.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ logger = logging.getLogger(__name__)
 ENDED_KEY = "run-ended:{}"  # the flag, in the cache
 CHANNEL = "run-ended"  # every end's run id, published after its flag is set
 KEEP_SECONDS = 3600  # as long as the flag: no delivery of a run lasts longer
+PING_SECONDS = (
+    5.0  # a quiet subscription is asked for a PONG this often, dropped after 2 unanswered
+)
 
 
 def run_mark_ended(run_id: Any) -> None:
@@ -108,10 +112,16 @@ class _Feed:
         )
         with client.pubsub() as pubsub:
             pubsub.subscribe(CHANNEL)
+            heard_at = time.monotonic()
             while True:
-                message = pubsub.get_message(timeout=30)
+                message = pubsub.get_message(timeout=PING_SECONDS)
                 if message is None:
+                    # A connection gone silently looks subscribed: a PING must be answered.
+                    if time.monotonic() - heard_at > 2 * PING_SECONDS:
+                        raise redis.ConnectionError("the subscription answers nothing")
+                    pubsub.ping()
                     continue
+                heard_at = time.monotonic()
                 if message["type"] == "subscribe":
                     self._subscriptions += 1
                     self.subscribed_at = time.monotonic()

@@ -144,12 +144,19 @@ def run_create_child(
 
 
 def run_start_child(
-    *, caller: Run, target: Agent, call_id: str, prompt: str, reason: str, max_steps: int
+    *,
+    caller: Run,
+    target: Agent,
+    call_id: str,
+    prompt: str,
+    reason: str,
+    max_steps: int,
+    worker: str,
 ) -> Run:
-    """A child run as `run_create_child` makes it, enqueued: queued, or claimed already when
-    the caller's worker runs it next (`_ready`)."""
+    """A child run as `run_create_child` makes it, enqueued: queued, or claimed already for
+    `worker` (the worker starting it: this thread's) when this thread runs it next (`_ready`)."""
     child = _child(caller, target, call_id, prompt, reason, max_steps)
-    _ready(child, worker=caller.worker)
+    _ready(child, worker=worker)
     return _NEW_RUN.insert(child)
 
 
@@ -219,7 +226,8 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     token = _handed_over().pop(str(run_id), None)
     if token is not None:
         run = _HANDED.row(run_id)
-        if run is not None and run.status == RunStatus.RUNNING and run.lease_token == token:
+        ours = run is not None and run.status == RunStatus.RUNNING and run.lease_token == token
+        if ours and _still_held(run):
             run.taken_over = False
             return run, 0.0
     now = timezone.now()
@@ -248,6 +256,19 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
         if not CLAIM.save(run):  # as save(update_fields=...) says of a row gone meanwhile
             raise DatabaseError("Save with update_fields did not affect any rows.")
     return run, 0.0
+
+
+def _still_held(run: Run) -> bool:
+    """Whether a run claimed in advance is still this worker's to run: its lease has over
+    half its length left (none can take it over before the lease keeper renews it), or is
+    renewed now, fenced (kept a while, behind a slow tool: whoever took it over since wins)."""
+    left = (run.lease_expires_at - timezone.now()).total_seconds()
+    if left > settings.RUN_LEASE_SECONDS / 2:
+        return True
+    run.lease_expires_at = _lease()
+    return bool(
+        HEARTBEAT.run(**held(run), lease_expires_at=run.lease_expires_at, last_seq=run.last_seq)
+    )
 
 
 def run_heartbeat(*, run: Run, seq: int | None = None) -> None:
@@ -323,9 +344,10 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str =
     the run's row lock makes the last of several concurrent ends resume it exactly once.
 
     `locked`: the run, already read with that lock in this transaction by `with_waits`, in
-    the same statement as what it waits for. That statement must start after the caller's
-    own change (an expert's end, a person's answer) committed: of two changes, whichever
-    check starts later sees both, so the last one resumes the run. `worker`: the worker
+    the same statement as what it waits for. Nothing left to wait for, read then, is still
+    true (only the run itself adds to what it waits for, and at worst it is resumed, finds its
+    experts working and waits again); anything still waited for is read again after the
+    lock, which sees whatever was committed while the lock was awaited. `worker`: the worker
     resuming it, which claims it at once when it runs it next (`_ready`).
     """
     run = (
@@ -336,6 +358,10 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str =
     if run is None or run.status not in WAIT_STATUSES:
         return False  # still running (it will see the change itself), or ended
     status = _wait_status(run) if locked is not None else run_wait_status(run_id=run.pk)
+    if status is not None and locked is not None:
+        # Read as the lock was asked for: a change committed while waiting for it (a sibling
+        # stopped with it, a person's answer) is only seen by a statement after it.
+        status = run_wait_status(run_id=run.pk)
     if status is not None:
         if status != run.status:
             run.status = status

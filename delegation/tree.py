@@ -95,6 +95,7 @@ def delegation_begin(
             prompt=prompt,
             reason=reason,
             max_steps=calls_left,
+            worker=caller.worker,  # the caller runs here: its claim named this worker
         )
         info = {
             "run_id": str(child.id),
@@ -363,6 +364,7 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
             reason=f"Fallback ({words}): {child.agent_config['display_name']}'s answer was "
             f"judged invalid: {issue}",
             max_steps=max(1, calls_left),
+            worker=child.worker,  # the expert ending runs here (the caller waits elsewhere)
         )
         message_id = uuid.uuid5(caller.id, f"tool:{call_id}:attempt:{attempt}")
         info = {

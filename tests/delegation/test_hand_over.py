@@ -4,13 +4,18 @@ after all goes back to the queue unclaimed (delegation.services._ready)."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import timedelta
+
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from config import enqueue
-from delegation import tasks
+from delegation import services, tasks
 from delegation.models import Run, RunStatus
+from delegation.services import run_claim, run_resume_if_ready
 from delegation.tasks import advance_run
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
@@ -75,3 +80,45 @@ def test_a_run_claimed_in_advance_and_not_run_goes_back_to_the_queue_unclaimed(
         None,
     )
     assert advance_run.run(str(expert.id)) == RunStatus.SUCCEEDED
+
+
+def handed(run: Run, *, lease_left: float) -> uuid.UUID:
+    """`run` as this thread claims it in advance, its lease ending in `lease_left` seconds."""
+    token = uuid.uuid4()
+    Run.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING,
+        lease_token=token,
+        lease_expires_at=timezone.now() + timedelta(seconds=lease_left),
+    )
+    services._handed_over()[str(run.pk)] = token
+    return token
+
+
+def test_a_run_kept_a_while_is_renewed_before_it_runs(lead):
+    token = handed(lead, lease_left=2)  # kept behind a slow tool: its lease nearly over
+    run, retry_in = run_claim(run_id=lead.id)
+    assert run is not None and retry_in == 0 and run.lease_token == token
+    lead.refresh_from_db()
+    assert lead.lease_expires_at > timezone.now() + timedelta(seconds=20)
+
+
+def test_a_run_kept_so_long_that_another_worker_took_it_over_is_not_run(lead):
+    handed(lead, lease_left=-1)
+    Run.objects.filter(pk=lead.pk).update(  # the sweeper re-sent it; another worker took it
+        lease_token=uuid.uuid4(), lease_expires_at=timezone.now() + timedelta(seconds=30)
+    )
+    run, retry_in = run_claim(run_id=lead.id)
+    assert run is None and retry_in > 0  # busy: that worker runs it
+
+
+def test_a_caller_read_as_still_waiting_before_its_lock_is_read_again_after_it(lead, sent):
+    """What the caller waits for is read with its lock, as the lock was asked for; a change
+    committed while the lock was awaited (a sibling stopped, a person's answer) is seen by a
+    second read after it, so the caller is resumed, not left waiting."""
+    Run.objects.filter(pk=lead.pk).update(status=RunStatus.WAITING)
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=lead.pk)
+        locked.person, locked.expert = False, True  # read before the last expert's end
+        assert run_resume_if_ready(run_id=lead.pk, locked=locked)
+    lead.refresh_from_db()
+    assert lead.status == RunStatus.QUEUED and sent == [(str(lead.id),)]
