@@ -45,7 +45,8 @@ def _held() -> QuerySet[Run]:
 
 
 # What a claim writes of the run it takes.
-CLAIM = PreparedSave(Run, "status", "started_at", "lease_expires_at", "lease_token", "worker")
+CLAIMED = ("status", "started_at", "lease_expires_at", "lease_token", "worker")
+CLAIM = PreparedSave(Run, *CLAIMED)
 # The lease renewed, and the last event number sent, never lowered (a stream's checkpoint can
 # land after its step's own save).
 HEARTBEAT = PreparedUpdate(
@@ -105,16 +106,7 @@ RESUMED = PreparedUpdate(
 )
 WAITS_ON = PreparedSave(Run, "status")
 # ...or is resumed claimed already, by the worker that runs it next (delegation.services).
-RESUMED_CLAIMED = PreparedSave(
-    Run,
-    "status",
-    "started_at",
-    "lease_expires_at",
-    "lease_token",
-    "worker",
-    "queued_at",
-    "waiting_since",
-)
+RESUMED_CLAIMED = PreparedSave(Run, *CLAIMED, "queued_at", "waiting_since")
 # A run claimed in advance by a worker that will not run it after all goes back to the queue.
 HANDED_BACK = PreparedUpdate(
     lambda: (

@@ -22,7 +22,7 @@ T = TypeVar("T")
 RUNS = 1000  # runs whose reads are kept; a process works on far fewer at once
 
 
-class _Kept:
+class _Reads:
     """The reads of the runs this process worked on most recently."""
 
     def __init__(self) -> None:
@@ -44,10 +44,10 @@ class _Kept:
         return value
 
 
-_KEPT = PerProcess(_Kept)
+_READS = PerProcess(_Reads)
 
 
 def per_run(run: Any, name: str, compute: Callable[[], T]) -> T:
     """`compute()` for this run, read at its first delivery in this process and kept for the
     next ones (by the run's key and `name`)."""
-    return _KEPT.get().get(run.pk, name, compute)
+    return _READS.get().get(run.pk, name, compute)

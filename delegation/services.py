@@ -66,13 +66,19 @@ def _ready(run: Run, *, worker: str) -> bool:
     set it claimed for this worker, as its claim would (True: the caller writes it so)."""
     if not run_enqueue(run_id=run.pk):
         return False
+    _take(run, worker=worker)
+    _handed_over()[str(run.pk)] = run.lease_token
+    return True
+
+
+def _take(run: Run, *, worker: str) -> None:
+    """Set `run` as a claim leaves it: running for `worker`, under a new lease token (so an
+    earlier worker's writes are refused)."""
     run.status = RunStatus.RUNNING
     run.started_at = run.started_at or timezone.now()
     run.lease_expires_at = _lease()
     run.lease_token = uuid.uuid4()
     run.worker = worker[:200]
-    _handed_over()[str(run.pk)] = run.lease_token
-    return True
 
 
 def run_hand_back(*, run_id: Any) -> None:
@@ -247,11 +253,7 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
                 run.worker,
                 run.lease_expires_at,
             )
-        run.status = RunStatus.RUNNING
-        run.started_at = run.started_at or now
-        run.lease_expires_at = _lease()
-        run.lease_token = uuid.uuid4()
-        run.worker = worker[:200]
+        _take(run, worker=worker)
         # As save(update_fields=...) without its signals: nothing listens to a claim.
         if not CLAIM.save(run):  # as save(update_fields=...) says of a row gone meanwhile
             raise DatabaseError("Save with update_fields did not affect any rows.")
@@ -357,11 +359,11 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str =
     )
     if run is None or run.status not in WAIT_STATUSES:
         return False  # still running (it will see the change itself), or ended
-    status = _wait_status(run) if locked is not None else run_wait_status(run_id=run.pk)
-    if status is not None and locked is not None:
-        # Read as the lock was asked for: a change committed while waiting for it (a sibling
-        # stopped with it, a person's answer) is only seen by a statement after it.
-        status = run_wait_status(run_id=run.pk)
+    # "Nothing left", read with the lock, holds; anything else is read now, after the lock (a
+    # change committed while it was awaited, a sibling stopped or a person's answer, is only
+    # seen by a statement after it).
+    nothing_left = locked is not None and _wait_status(locked) is None
+    status = None if nothing_left else run_wait_status(run_id=run.pk)
     if status is not None:
         if status != run.status:
             run.status = status

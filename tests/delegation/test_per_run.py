@@ -32,8 +32,10 @@ def test_a_later_delivery_offers_what_the_first_read_and_checks_what_is_asked_no
 
 def test_only_the_most_recent_runs_are_kept(monkeypatch):
     monkeypatch.setattr(per_run_module, "RUNS", 2)
-    kept = per_run_module._Kept()
-    monkeypatch.setattr(per_run_module, "_KEPT", type("One", (), {"get": lambda self: kept})())
+    reads_kept = per_run_module._Reads()
+    monkeypatch.setattr(
+        per_run_module, "_READS", type("One", (), {"get": lambda self: reads_kept})()
+    )
     reads = []
 
     class R:
