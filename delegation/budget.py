@@ -68,7 +68,7 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
     None when the turn has used them all. The limits are the root's, fixed for the turn."""
     limits = root.budget or budget_initial()
     calls = _column("tree_model_calls")
-    row = _take(root, calls, f"{calls} < %s", [limits["max_model_calls"]])
+    row = _take(root, f"{calls} = {calls} + 1", f"{calls} < %s", [limits["max_model_calls"]])
     if row is None:
         return None
     made, used_tokens, delegated = row
@@ -83,16 +83,35 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
 def budget_take_delegation_with_calls(*, root: Run, reserved: int) -> int | None:
     """Take one delegation from the turn of `root` if one is left and the turn still has a
     model call for the expert beyond the `reserved` ones (its caller and each run above it
-    answering), in one statement; the model calls the expert may make, or None."""
+    answering), and that call (the expert's first: `Run.first_call_reserved`), in one
+    statement; the model calls the expert may make, or None."""
     limits = root.budget or budget_initial()
     delegations, calls = _column("tree_delegations"), _column("tree_model_calls")
     row = _take(
         root,
-        delegations,
+        f"{delegations} = {delegations} + 1, {calls} = {calls} + 1",
         f"{delegations} < %s AND {calls} + %s < %s",
         [limits["max_delegations"], reserved, limits["max_model_calls"]],
     )
-    return None if row is None else limits["max_model_calls"] - row[0] - reserved
+    # (Its first call is among those made now: counted as one it may make.)
+    return None if row is None else limits["max_model_calls"] - row[0] - reserved + 1
+
+
+def budget_reserved_first_call(*, run: Run) -> BudgetState | None:
+    """The turn's budget for a run's first model call when that call was reserved with the run
+    (`Run.first_call_reserved`), read from the root's counters as its claim loaded them: no
+    statement. None when the call is not reserved, is not the first, or this delivery took
+    the run over from a dead worker (which may have made it): take one then."""
+    if not run.first_call_reserved or run.steps or run.taken_over:
+        return None
+    root = run.root if run.root_id else run
+    limits = root.budget or budget_initial()
+    return BudgetState(
+        delegations_left=limits["max_delegations"] - root.tree_delegations,
+        model_calls_left=limits["max_model_calls"] - (root.tree_model_calls - 1),
+        tokens_left=limits["max_tokens"] - root.tree_tokens,
+        max_model_calls=limits["max_model_calls"],
+    )
 
 
 def _column(name: str) -> str:
@@ -100,26 +119,26 @@ def _column(name: str) -> str:
 
 
 @functools.cache
-def _take_sql(vendor: str, counter: str, condition: str) -> str:
+def _take_sql(vendor: str, counts: str, condition: str) -> str:
     """The statement of `_take` (built once per database kind and condition)."""
     table = connection.ops.quote_name(Run._meta.db_table)
     returned = ", ".join(
         _column(name) for name in ("tree_model_calls", "tree_tokens", "tree_delegations")
     )
     return (
-        f"UPDATE {table} SET {counter} = {counter} + 1 "
+        f"UPDATE {table} SET {counts} "
         f"WHERE {_column('id')} = %s AND {condition} RETURNING {returned}"
     )
 
 
-def _take(root: Run, counter: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
-    """Add one to a counter of the root run where `condition` holds; the root's model calls,
-    tokens and delegations after it, or None when the condition did not hold. UPDATE …
-    RETURNING (SQLite 3.35+, Postgres) reserves and reads in one round trip, where the ORM's
-    update() needs a second query to read."""
+def _take(root: Run, counts: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
+    """Count on the root run (`counts`: `column = column + 1`, …) where `condition` holds;
+    the root's model calls, tokens and delegations after it, or None when the condition did
+    not hold. UPDATE … RETURNING (SQLite 3.35+, Postgres) reserves and reads in one round
+    trip, where the ORM's update() needs a second query to read."""
     with connection.cursor() as cursor:
         cursor.execute(
-            _take_sql(connection.vendor, counter, condition),
+            _take_sql(connection.vendor, counts, condition),
             [Run._meta.pk.get_db_prep_value(root.pk, connection), *params],
         )
         return cursor.fetchone()
@@ -137,16 +156,3 @@ _CHARGE = PreparedUpdate(
 def budget_charge_tokens(*, root_id: Any, tokens: int) -> None:
     """Count a model call's tokens against the turn (atomic, from any worker)."""
     _CHARGE.run(id=root_id, tokens=tokens)
-
-
-def budget_take_delegation(*, root_id: Any, limits: dict[str, int] | None = None) -> bool:
-    """Reserve one delegation if any is left; False when the turn has used them all. `limits`:
-    the root's budget when the caller has it loaded (it never changes during a turn)."""
-    if limits is None:
-        limits = Run.objects.only("budget").get(pk=root_id).budget
-    limit = (limits or budget_initial())["max_delegations"]
-    return bool(
-        Run.objects.filter(pk=root_id, tree_delegations__lt=limit).update(
-            tree_delegations=F("tree_delegations") + 1
-        )
-    )

@@ -15,7 +15,11 @@ from django.utils import timezone, translation
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool
-from delegation.budget import budget_charge_tokens, budget_take_model_call
+from delegation.budget import (
+    budget_charge_tokens,
+    budget_reserved_first_call,
+    budget_take_model_call,
+)
 from delegation.citations import (
     citations_for,
     retrieved_passages,
@@ -189,7 +193,9 @@ def _model_call(
     run: Run, emitter: RunEmitter, lease: LeaseKeeper, tools: dict[str, Tool]
 ) -> StepResult:
     """Call the model once, streaming its text; run the tools it asks for."""
-    budget = budget_take_model_call(root=run.root if run.root_id else run)
+    budget = budget_reserved_first_call(run=run) or budget_take_model_call(
+        root=run.root if run.root_id else run
+    )
     if budget is None:
         raise _BudgetExhausted
     # The last call of a run offers no tools, so it answers: at the step limit, and when the

@@ -135,6 +135,9 @@ def run_create(
             language=language,
             transcript=transcript,
             budget=budget_initial(),
+            # Its first model call, taken from the turn's budget now (no statement later).
+            tree_model_calls=1,
+            first_call_reserved=True,
             deadline=now + timedelta(seconds=settings.RUN_DEADLINE_SECONDS),
             queued_at=now,
         )
@@ -159,9 +162,12 @@ def run_start_child(
     max_steps: int,
     worker: str,
 ) -> Run:
-    """A child run as `run_create_child` makes it, enqueued: queued, or claimed already for
-    `worker` (the worker starting it: this thread's) when this thread runs it next (`_ready`)."""
+    """A child run as `run_create_child` makes it, whose first model call its delegation took
+    from the turn's budget (`budget_take_delegation_with_calls`), enqueued: queued, or
+    claimed already for `worker` (the worker starting it: this thread's) when this thread
+    runs it next (`_ready`)."""
     child = _child(caller, target, call_id, prompt, reason, max_steps)
+    child.first_call_reserved = True
     _ready(child, worker=worker)
     return _NEW_RUN.insert(child)
 
@@ -334,10 +340,18 @@ def run_wait_or_continue(*, run: Run, tokens: int = 0) -> bool:
         status = _wait_status(_WAITS_LOCKED.row(run.pk))
         if status is None:
             return False
-        values = dict(status=status, waiting_since=timezone.now(), tree_tokens=tokens)
-        if not WAIT.run(**held(run), **working(run), **values):
-            raise RunStopped
+        run_wait(run=run, status=status, tokens=tokens)
     return True
+
+
+def run_wait(*, run: Run, status: str = RunStatus.WAITING, tokens: int = 0) -> None:
+    """Save the run as waiting (`status`) without a worker, fenced by its lease (RunStopped if
+    not ours), with no read of what it waits for: for a step whose experts started in its own
+    uncommitted transaction, which none of them can have ended (`tokens` as
+    `run_save_progress` takes them)."""
+    values = dict(status=status, waiting_since=timezone.now(), tree_tokens=tokens)
+    if not WAIT.run(**held(run), **working(run), **values):
+        raise RunStopped
 
 
 def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str = "") -> bool:

@@ -23,7 +23,7 @@ from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter
 from delegation.humans.waits import arguments_problem, human_call, needs_person
 from delegation.models import Run, RunStatus
-from delegation.services import run_save_progress, run_wait_or_continue
+from delegation.services import run_save_progress, run_wait, run_wait_or_continue
 from delegation.tree import delegation_begin, delegation_result
 
 
@@ -51,7 +51,7 @@ def run_tool_calls(
     (it only asked experts: one transaction with them); the first write here saves it, counting
     these tokens as `run_save_progress` does, and a write is always made."""
     step = run.steps - 1
-    waiting = False
+    waiting = started = False
     unsaved = step_tokens is not None
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
@@ -71,7 +71,7 @@ def run_tool_calls(
                 caller=run, emitter=emitter, call=call, message_id=message_id
             )
             if content is None:
-                waiting = True
+                waiting = started = True
                 continue
         elif needs_person(run, name, tools) and not arguments_problem(
             tools[name], call["function"]["arguments"]
@@ -87,6 +87,11 @@ def run_tool_calls(
         unsaved = False
     run.last_seq = emitter.seq
     tokens = (step_tokens or 0) if unsaved else 0
+    if started and step_tokens is not None:
+        # Its experts started in this step's own transaction, not committed yet: none of them
+        # can have ended, so the run waits, with no read of what it waits for.
+        run_wait(run=run, tokens=tokens)
+        return True
     if waiting and run_wait_or_continue(run=run, tokens=tokens):
         return True
     if unsaved:

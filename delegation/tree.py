@@ -15,11 +15,7 @@ from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.prepared import PreparedLookup, PreparedSave
-from delegation.budget import (
-    budget_state,
-    budget_take_delegation,
-    budget_take_delegation_with_calls,
-)
+from delegation.budget import budget_take_delegation_with_calls
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
 from delegation.guards import DelegationRefused, delegation_check
@@ -346,12 +342,13 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
         )
         if caller.is_final or plan.target is None:
             return None
-        limits = (caller.root if caller.root_id else caller).budget
-        if not budget_take_delegation(root_id=caller.root_id_or_self, limits=limits):
-            return None
-        calls_left = budget_state(root_id=caller.root_id_or_self).model_calls_left - (
-            caller.depth + 1
+        # A delegation, and the attempt's first model call beyond one for the caller and
+        # each run above it to answer, as a first delegation takes them.
+        calls_left = budget_take_delegation_with_calls(
+            root=caller.root if caller.root_id else caller, reserved=caller.depth + 1
         )
+        if calls_left is None:
+            return None
         target = plan.target
         attempt = len(attempts_of(caller_id=caller.id, call_id=call_id)) + 1
         words = "retry" if plan.step == "retry" else "second opinion"
@@ -363,7 +360,7 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
             prompt=plan.task,
             reason=f"Fallback ({words}): {child.agent_config['display_name']}'s answer was "
             f"judged invalid: {issue}",
-            max_steps=max(1, calls_left),
+            max_steps=calls_left,
             worker=child.worker,  # the expert ending runs here (the caller waits elsewhere)
         )
         message_id = uuid.uuid5(caller.id, f"tool:{call_id}:attempt:{attempt}")

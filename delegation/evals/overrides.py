@@ -79,6 +79,7 @@ def child_run_pin(sender: Any, instance: Run, created: bool, **kwargs: Any) -> N
     if config == instance.agent_config:
         return
     calls_left = budget_state(root_id=instance.root_id).model_calls_left - instance.depth
+    calls_left += instance.first_call_reserved  # (its first call, counted already, is its own)
     config = {**config, "max_steps": max(1, min(config["max_steps"], calls_left))}
     instance.agent_config = config
     Run.objects.filter(pk=instance.pk).update(agent_config=config)

@@ -164,7 +164,11 @@ def _prior_turns(session: ChatSession, user: Any, agent: Any, turns: list[dict[s
         )
         now = timezone.now()
         Run.objects.filter(pk=run.pk).update(
-            status=RunStatus.SUCCEEDED, answer=turn["assistant"], started_at=now, finished_at=now
+            status=RunStatus.SUCCEEDED,
+            answer=turn["assistant"],
+            started_at=now,
+            finished_at=now,
+            tree_model_calls=0,  # (written, not run: no call was made)
         )
         history.append({"role": "assistant", "content": turn["assistant"]})
 

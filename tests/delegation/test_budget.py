@@ -14,7 +14,9 @@ pytestmark = pytest.mark.django_db
 def test_a_turn_takes_exactly_its_model_calls_and_reads_what_was_left(user):
     root = new_run(user)
     root.budget = {"max_delegations": 3, "max_model_calls": 2, "max_tokens": 100}
-    Run.objects.filter(pk=root.pk).update(budget=root.budget, tree_tokens=40, tree_delegations=1)
+    Run.objects.filter(pk=root.pk).update(
+        budget=root.budget, tree_model_calls=0, tree_tokens=40, tree_delegations=1
+    )
 
     first = budget_take_model_call(root=root)
     second = budget_take_model_call(root=root)
@@ -29,7 +31,7 @@ def test_a_turn_takes_exactly_its_model_calls_and_reads_what_was_left(user):
 def test_a_turn_without_its_own_limits_uses_the_settings(user, settings):
     settings.TURN_MAX_MODEL_CALLS = 1
     root = new_run(user)
-    Run.objects.filter(pk=root.pk).update(budget={})
+    Run.objects.filter(pk=root.pk).update(budget={}, tree_model_calls=0)
     root.budget = {}  # a run created before turns had limits of their own
     assert budget_take_model_call(root=root).model_calls_left == 1
     assert budget_take_model_call(root=root) is None
@@ -40,9 +42,13 @@ def test_a_delegation_needs_one_left_and_a_model_call_beyond_the_reserved_ones(u
     root.budget = {"max_delegations": 2, "max_model_calls": 5, "max_tokens": 100}
     Run.objects.filter(pk=root.pk).update(budget=root.budget, tree_model_calls=2)
 
-    # 5 calls, 2 made, 2 reserved for the callers to answer: the expert may make 1.
+    # 5 calls, 2 made, 2 reserved for the callers to answer: the expert may make 1, which
+    # the delegation takes (its first call: 3 taken now).
     assert budget_take_delegation_with_calls(root=root, reserved=2) == 1
-    assert budget_take_delegation_with_calls(root=root, reserved=3) is None  # no call left
-    assert budget_take_delegation_with_calls(root=root, reserved=1) == 2
+    assert Run.objects.get(pk=root.pk).tree_model_calls == 3
+    assert budget_take_delegation_with_calls(root=root, reserved=2) is None  # no call left
+    assert budget_take_delegation_with_calls(root=root, reserved=1) == 1
+    Run.objects.filter(pk=root.pk).update(tree_model_calls=0)
     assert budget_take_delegation_with_calls(root=root, reserved=1) is None  # 2 delegations
-    assert Run.objects.get(pk=root.pk).tree_delegations == 2
+    saved = Run.objects.get(pk=root.pk)
+    assert (saved.tree_delegations, saved.tree_model_calls) == (2, 0)

@@ -1,0 +1,64 @@
+"""A run's first model call is taken from the turn's budget with the run (a turn's root when it
+is created, an expert with its delegation): counted once, counted again when a dead worker may
+have made it, and still bound by what the turn has left."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from delegation.models import Run, RunStatus
+from delegation.runner import run_advance
+from delegation.services import run_claim
+from tests.delegation.test_runner import start_run
+from tests.factories import make_agent
+from tests.fake_openai import text, tool_call
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def agent(fake_openai):
+    return make_agent("worker", provider="openai", model="fake-model", tool_keys=["calculate"])
+
+
+def test_a_new_turn_has_its_first_call_taken_and_its_answer_takes_no_other(
+    user, agent, fake_openai
+):
+    fake_openai.script(text("done"))
+    run = start_run(user, agent)
+    assert (run.tree_model_calls, run.first_call_reserved) == (1, True)
+    with CaptureQueriesContext(connection) as captured:
+        assert run_advance(run_id=run.id).status == RunStatus.SUCCEEDED
+    assert Run.objects.get(pk=run.pk).tree_model_calls == 1
+    assert not [q for q in captured.captured_queries if 'SET "tree_model_calls"' in q["sql"]]
+
+
+def test_a_first_call_a_dead_worker_may_have_made_is_counted_again(user, agent, fake_openai):
+    fake_openai.script(text("recovered"))
+    run = start_run(user, agent)
+    run_claim(run_id=run.id)  # a worker claims it and dies before its step is saved
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert run_advance(run_id=run.id).status == RunStatus.SUCCEEDED
+    assert Run.objects.get(pk=run.pk).tree_model_calls == 2
+
+
+def test_a_reserved_first_call_still_answers_when_the_turn_has_no_other(user, agent, fake_openai):
+    """The turn's last call offers no tools, reserved or not."""
+    fake_openai.script(text("short"))
+    run = start_run(user, agent)
+    budget = {**run.budget, "max_model_calls": 1}
+    Run.objects.filter(pk=run.pk).update(budget=budget)
+    assert run_advance(run_id=run.id).status == RunStatus.SUCCEEDED
+    assert "tools" not in fake_openai.requests[0]
+
+
+def test_a_later_call_is_taken_when_it_is_made(user, agent, fake_openai):
+    fake_openai.script(tool_call("calculate", {"expression": "1+1"}), text("2"))
+    run = start_run(user, agent)
+    assert run_advance(run_id=run.id).status == RunStatus.SUCCEEDED
+    assert Run.objects.get(pk=run.pk).tree_model_calls == 2
