@@ -99,9 +99,10 @@ def budget_take_delegation_with_calls(*, root: Run, reserved: int) -> int | None
 
 def budget_reserved_first_call(*, run: Run) -> BudgetState | None:
     """The turn's budget for a run's first model call when that call was reserved with the run
-    (`Run.first_call_reserved`), read from the root's counters as its claim loaded them: no
-    statement. None when the call is not reserved, is not the first, or this delivery took
-    the run over from a dead worker (which may have made it): take one then."""
+    (`Run.first_call_reserved`), read from the root's counters as its claim loaded them (or
+    as the commit that handed it over left them in memory): no statement. None when the call
+    is not reserved, is not the first, or this delivery took the run over from a dead worker
+    (which may have made it): take one then."""
     if not run.first_call_reserved or run.steps or run.taken_over:
         return None
     root = run.root if run.root_id else run
@@ -133,15 +134,18 @@ def _take_sql(vendor: str, counts: str, condition: str) -> str:
 
 def _take(root: Run, counts: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
     """Count on the root run (`counts`: `column = column + 1`, …) where `condition` holds;
-    the root's model calls, tokens and delegations after it, or None when the condition did
-    not hold. UPDATE … RETURNING (SQLite 3.35+, Postgres) reserves and reads in one round
-    trip, where the ORM's update() needs a second query to read."""
+    the root's model calls, tokens and delegations after it (set on `root` too), or None when
+    the condition did not hold. UPDATE … RETURNING (SQLite 3.35+, Postgres) reserves and
+    reads in one round trip, where the ORM's update() needs a second query to read."""
     with connection.cursor() as cursor:
         cursor.execute(
             _take_sql(connection.vendor, counts, condition),
             [Run._meta.pk.get_db_prep_value(root.pk, connection), *params],
         )
-        return cursor.fetchone()
+        row = cursor.fetchone()
+    if row is not None:  # the root in memory counts as its row does now
+        root.tree_model_calls, root.tree_tokens, root.tree_delegations = row
+    return row
 
 
 # A model call's tokens counted on the turn's root: compiled once per connection.

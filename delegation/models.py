@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from django.conf import settings
 from django.db import models
@@ -114,6 +116,9 @@ class Run(models.Model):
         return f"{'/'.join(self.path)} ({self.status})"
 
     taken_over = False  # set by run_claim when this delivery took the run from a dead worker
+    # Experts that ended and handed this run over to their worker, as they ended, by delegate
+    # call id (delegation.tree.delegation_complete): their results need no read.
+    experts_ended: Mapping[str, Run] = MappingProxyType({})
 
     @property
     def root_id_or_self(self) -> uuid.UUID:

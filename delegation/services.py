@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -48,26 +49,48 @@ def run_enqueue(*, run_id: Any) -> bool:
     return enqueue(ADVANCE_RUN, str(run_id))
 
 
-# Runs this thread's task body runs next, claimed by the commit that made them ready (a new
-# expert, or a caller its expert's end resumed): run id → lease token. Their own claim then
-# reads them without writing (`run_claim`).
+@dataclass(frozen=True)
+class Handed:
+    """A run this thread's task body runs next, claimed by the commit that made it ready (a
+    new expert, or a caller its expert's end resumed): its lease token, and the run itself as
+    that commit left it when it was loaded with everything its steps use (`run`; else None:
+    its claim reads it, without writing)."""
+
+    token: uuid.UUID
+    run: Run | None = None
+
+
 _handed = threading.local()
 
 
-def _handed_over() -> dict[str, uuid.UUID]:
+def _handed_over() -> dict[str, Handed]:
+    """This thread's runs handed over, by run id."""
     runs = getattr(_handed, "runs", None)
     if runs is None:
         runs = _handed.runs = {}
     return runs
 
 
+# What a run's steps use of its related rows, loaded with it by its claim.
+STEPS_USE = ("user", "session", "agent")
+
+
+def _complete(run: Run) -> bool:
+    """Whether `run` in memory has everything its steps use (`with_what_steps_use`)."""
+    related = [getattr(Run, name) for name in STEPS_USE]
+    if run.root_id is not None:
+        related.append(Run.root)
+    return all(field.is_cached(run) for field in related)
+
+
 def _ready(run: Run, *, worker: str) -> bool:
     """Enqueue `run` (in the current transaction); when this thread's task body runs it next,
-    set it claimed for this worker, as its claim would (True: the caller writes it so)."""
+    set it claimed for this worker, as its claim would (True: the caller writes it so), and
+    keep it for that claim when it is complete in memory."""
     if not run_enqueue(run_id=run.pk):
         return False
     _take(run, worker=worker)
-    _handed_over()[str(run.pk)] = run.lease_token
+    _handed_over()[str(run.pk)] = Handed(run.lease_token, run if _complete(run) else None)
     return True
 
 
@@ -84,9 +107,9 @@ def _take(run: Run, *, worker: str) -> None:
 def run_hand_back(*, run_id: Any) -> None:
     """A run this thread claimed for itself in advance and will not run after all: back to
     the queue, unclaimed, so whoever its task is sent to takes it at once."""
-    token = _handed_over().pop(str(run_id), None)
-    if token is not None:
-        HANDED_BACK.run(id=run_id, lease_token=token, queued_at=timezone.now())
+    handed = _handed_over().pop(str(run_id), None)
+    if handed is not None:
+        HANDED_BACK.run(id=run_id, lease_token=handed.token, queued_at=timezone.now())
 
 
 class RunStopped(Exception):
@@ -176,10 +199,10 @@ def _child(
     caller: Run, target: Agent, call_id: str, prompt: str, reason: str, max_steps: int
 ) -> Run:
     now = timezone.now()
-    root_deadline = caller.root.deadline if caller.root_id else caller.deadline
+    root = caller.root if caller.root_id else caller
     config = pinned_config(target)
     config["max_steps"] = max(1, min(config["max_steps"], max_steps))
-    return Run(
+    child = Run(
         session_id=caller.session_id,
         user=caller.user,  # loaded with the caller: later checks of the user cost no query
         agent=target,
@@ -187,7 +210,7 @@ def _child(
         agent_config=config,
         parent=caller,
         parent_tool_call_id=call_id,
-        root_id=caller.root_id_or_self,
+        root=root,  # (the caller's, as loaded: a handed-over expert's steps read it)
         depth=caller.depth + 1,
         path=[*caller.path, target.name],
         task=prompt,
@@ -195,8 +218,11 @@ def _child(
         routing_reason=reason[:500],
         transcript=[{"role": "user", "content": prompt}],
         queued_at=now,
-        deadline=min(root_deadline, now + timedelta(seconds=settings.CHILD_DEADLINE_SECONDS)),
+        deadline=min(root.deadline, now + timedelta(seconds=settings.CHILD_DEADLINE_SECONDS)),
     )
+    if Run.session.is_cached(caller):
+        child.session = caller.session
+    return child
 
 
 # What a run never reads of its root (which can be long: the root's own transcript).
@@ -206,20 +232,21 @@ ROOT_UNREAD = tuple(
 )
 
 
-def _with_what_steps_use(runs: QuerySet[Run]) -> QuerySet[Run]:
-    return runs.select_related("user", "session", "agent", "root").defer(*ROOT_UNREAD)
+def with_what_steps_use(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """`runs` with the rows their steps use (`STEPS_USE` and the root), in the same statement."""
+    return runs.select_related(*STEPS_USE, "root").defer(*ROOT_UNREAD)
 
 
 # The claim reads the run with everything its steps use (about 130 columns): compiled once;
 # locked, or not (a run claimed in advance by this thread: `_ready`).
 _CLAIMABLE = PreparedLookup(
-    lambda run_id: _with_what_steps_use(
+    lambda run_id: with_what_steps_use(
         Run.objects.select_for_update(of=("self",)).filter(pk=run_id)
     ),
     keys=[Run._meta.pk],
 )
 _HANDED = PreparedLookup(
-    lambda run_id: _with_what_steps_use(Run.objects.filter(pk=run_id)), keys=[Run._meta.pk]
+    lambda run_id: with_what_steps_use(Run.objects.filter(pk=run_id)), keys=[Run._meta.pk]
 )
 
 
@@ -233,13 +260,14 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     A duplicate delivery finds the run final or waiting (nothing to do) or leased by a live
     worker (retry once the lease could have expired). An expired lease means that worker died:
     take over, with a new lease token so the old worker's writes are refused. A run this
-    thread claimed in advance (`_ready`) is read, not written, while that claim holds.
+    thread claimed in advance (`_ready`) is taken as the commit that claimed it left it (or
+    read, not written, when it was not loaded whole) while that claim holds.
     """
-    token = _handed_over().pop(str(run_id), None)
-    if token is not None:
-        run = _HANDED.row(run_id)
-        ours = run is not None and run.status == RunStatus.RUNNING and run.lease_token == token
-        if ours and _still_held(run):
+    handed = _handed_over().pop(str(run_id), None)
+    if handed is not None:
+        run = handed.run or _HANDED.row(run_id)
+        ours = run is not None and run.status == RunStatus.RUNNING
+        if ours and run.lease_token == handed.token and _still_held(run):
             run.taken_over = False
             return run, 0.0
     now = timezone.now()
@@ -352,6 +380,7 @@ def run_wait(*, run: Run, status: str = RunStatus.WAITING, tokens: int = 0) -> N
     values = dict(status=status, waiting_since=timezone.now(), tree_tokens=tokens)
     if not WAIT.run(**held(run), **working(run), **values):
         raise RunStopped
+    run.tree_tokens += tokens  # (a root's: the experts it just started read its counters)
 
 
 def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str = "") -> bool:

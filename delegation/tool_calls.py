@@ -56,8 +56,9 @@ def run_tool_calls(
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         name = call["function"]["name"]
-        # The newest child of this call (a reattempt is a new child with the same call id).
-        child = None if fresh or name != DELEGATE else _NEWEST_CHILD.row(run.pk, call["id"])
+        # The newest child of this call (a reattempt is a new child with the same call id):
+        # as it ended, when its end handed this run over here; else read.
+        child = None if fresh or name != DELEGATE else _newest_child(run, call["id"])
         if child is not None:
             if not child.is_final:
                 waiting = True
@@ -111,6 +112,14 @@ _NEWEST_CHILD = PreparedLookup(
     ),
     keys=[Run._meta.pk, Run._meta.get_field("parent_tool_call_id")],
 )
+
+
+def _newest_child(run: Run, call_id: str) -> Run | None:
+    """The newest child of the run's delegate call `call_id`: the expert whose end handed the
+    run over to this thread (`Run.experts_ended`, the newest of its call: a superseded answer
+    resumes no one), or read."""
+    child = run.experts_ended.get(call_id)
+    return child if child is not None else _NEWEST_CHILD.row(run.pk, call_id)
 
 
 def _tool_entry(call: dict[str, Any], content: str) -> dict[str, Any]:

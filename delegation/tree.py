@@ -28,6 +28,7 @@ from delegation.services import (
     run_resume_if_ready,
     run_start_child,
     with_waits,
+    with_what_steps_use,
 )
 
 FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reason)
@@ -241,20 +242,17 @@ def _superseded_result(child: Run) -> dict[str, Any]:
     }
 
 
-# What reporting a child's end never reads of its caller.
-CALLER_UNREAD = ("transcript", "references", "citations", "answer", "task", "routing_request")
-
-
 def _caller_with_message(caller_id: Any, child_id: Any) -> QuerySet[Run]:
-    """The caller, locked, without what can be long (its transcript), in one statement with
-    what it still waits for (`with_waits`) and its message of the delegation, found by the
-    expert's run (a reattempt is a message of its own): `delegation_message_id` and
-    `delegation_tool`, None when the message is gone."""
+    """The caller, locked, with what its steps use (the last expert's end hands it over to
+    its own worker, whose claim then reads nothing), in one statement with what it still
+    waits for (`with_waits`) and its message of the delegation, found by the expert's run (a
+    reattempt is a message of its own): `delegation_message_id` and `delegation_tool`, None
+    when the message is gone."""
     message = ChatMessage.objects.filter(
         run_id=OuterRef("pk"), role=MessageRole.TOOL, tool__delegation__run_id=child_id
     ).order_by("created_at", "pk")
     return with_waits(
-        Run.objects.select_for_update(of=("self",)).defer(*CALLER_UNREAD).filter(pk=caller_id)
+        with_what_steps_use(Run.objects.select_for_update(of=("self",)).filter(pk=caller_id))
     ).annotate(
         delegation_message_id=Subquery(message.values("pk")[:1]),
         delegation_tool=Subquery(message.values("tool")[:1], output_field=JSONField()),
@@ -325,6 +323,8 @@ def delegation_complete(*, child: Run) -> None:
             f"{parent.agent_config['display_name']}: {status}: {summary[:300]}",
             data={"status": status, "caller_run_id": str(parent.id)},
         )
+        if not superseded:  # its caller, handed over, takes its result from here
+            parent.experts_ended = {child.parent_tool_call_id: child}
         run_resume_if_ready(run_id=parent.pk, locked=parent, worker=child.worker)
 
 

@@ -4,6 +4,7 @@ after all goes back to the queue unclaimed (delegation.services._ready)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import timedelta
 
@@ -17,6 +18,7 @@ from delegation import services, tasks
 from delegation.models import Run, RunStatus
 from delegation.services import run_claim, run_resume_if_ready
 from delegation.tasks import advance_run
+from delegation.tool_calls import _NEWEST_CHILD, _child_result
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 from tests.fake_openai import delegate, text
@@ -64,6 +66,25 @@ def test_the_expert_and_its_resumed_caller_are_claimed_by_the_commits_that_made_
     # caller resumed claimed.
     assert claims(captured.captured_queries) == 1
     assert expert.started_at is not None and expert.lease_token is not None
+    # Nor read: the expert runs as its delegation left it in memory, its caller as the
+    # expert's end read it (locked), with the expert's result as it ended.
+    runs_read = [q["sql"] for q in captured.captured_queries if q["sql"].startswith(WHOLE_RUN)]
+    assert len(runs_read) == 2, runs_read  # the turn's first claim; the caller, locked
+    assert not [q for q in captured.captured_queries if '"parent_tool_call_id" =' in q["sql"]]
+
+
+# A read of a run with everything its steps use (a claim's, or the locked caller's).
+WHOLE_RUN = 'SELECT "delegation_run"."id", "delegation_run"."session_id"'
+
+
+def test_a_handed_over_expert_s_result_is_the_same_as_one_read(lead, sent):
+    """The caller's transcript holds the same result whether its expert's end handed it over
+    (taken from memory) or another worker ran it (read)."""
+    assert advance_run.run(str(lead.id)) == RunStatus.SUCCEEDED
+    lead.refresh_from_db()
+    handed_over = lead.transcript[2]
+    read = _child_result(lead, _NEWEST_CHILD.row(lead.pk, handed_over["tool_call_id"]))
+    assert handed_over["role"] == "tool" and json.loads(handed_over["content"]) == json.loads(read)
 
 
 def test_a_run_claimed_in_advance_and_not_run_goes_back_to_the_queue_unclaimed(
@@ -90,7 +111,7 @@ def handed(run: Run, *, lease_left: float) -> uuid.UUID:
         lease_token=token,
         lease_expires_at=timezone.now() + timedelta(seconds=lease_left),
     )
-    services._handed_over()[str(run.pk)] = token
+    services._handed_over()[str(run.pk)] = services.Handed(token)  # read by its claim
     return token
 
 
