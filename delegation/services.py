@@ -264,6 +264,9 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     read, not written, when it was not loaded whole) while that claim holds.
     """
     handed = _handed_over().pop(str(run_id), None)
+    # (A task body runs one run at a time: anything else handed over is stale, left by a
+    # transaction that rolled back after its run was handed over.)
+    _handed_over().clear()
     if handed is not None:
         run = handed.run or _HANDED.row(run_id)
         ours = run is not None and run.status == RunStatus.RUNNING
