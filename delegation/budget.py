@@ -80,30 +80,42 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
     )
 
 
-def budget_take_delegation_with_calls(*, root: Run, reserved: int) -> int | None:
-    """Take one delegation from the turn of `root` if one is left and the turn still has a
-    model call for the expert beyond the `reserved` ones (its caller and each run above it
-    answering), and that call (the expert's first: `Run.first_call_reserved`), in one
-    statement; the model calls the expert may make, or None."""
+def budget_take_delegation(*, caller: Run, root: Run) -> int | None:
+    """Take one delegation from the turn of `root` for `caller` if one is left and the turn
+    still has a model call for the expert beyond those its caller and each run above it need
+    to answer, in one statement; the model calls the expert may make, or None.
+
+    With it the expert's first call is taken (`Run.reserved_call`), and with the first
+    delegation of a step its caller's next call, the one that reads the experts' answers: set
+    on `caller`, saved with its step."""
     limits = root.budget or budget_initial()
     delegations, calls = _column("tree_delegations"), _column("tree_model_calls")
+    answers = caller.depth + 1  # the calls the caller and each run above it answer with
+    callers_next = caller.reserved_call != caller.steps
+    if not callers_next:
+        answers -= 1  # (the caller's own is taken already)
+    taken = 2 if callers_next else 1
     row = _take(
         root,
-        f"{delegations} = {delegations} + 1, {calls} = {calls} + 1",
+        f"{delegations} = {delegations} + 1, {calls} = {calls} + {taken}",
         f"{delegations} < %s AND {calls} + %s < %s",
-        [limits["max_delegations"], reserved, limits["max_model_calls"]],
+        [limits["max_delegations"], answers, limits["max_model_calls"]],
     )
-    # (Its first call is among those made now: counted as one it may make.)
-    return None if row is None else limits["max_model_calls"] - row[0] - reserved + 1
+    if row is None:
+        return None
+    if callers_next:
+        caller.reserved_call = caller.steps
+    # (The expert's first call, and the caller's next, are among those counted now.)
+    return limits["max_model_calls"] - row[0] - answers + taken
 
 
-def budget_reserved_first_call(*, run: Run) -> BudgetState | None:
-    """The turn's budget for a run's first model call when that call was reserved with the run
-    (`Run.first_call_reserved`), read from the root's counters as its claim loaded them (or
-    as the commit that handed it over left them in memory): no statement. None when the call
-    is not reserved, is not the first, or this delivery took the run over from a dead worker
+def budget_reserved_call(*, run: Run) -> BudgetState | None:
+    """The turn's budget for the run's model call at its current step when that call was
+    taken already (`Run.reserved_call`), read from the root's counters as its claim loaded
+    them (or as the commit that handed it over left them in memory): no statement. None when
+    no call is reserved for this step, or this delivery took the run over from a dead worker
     (which may have made it): take one then."""
-    if not run.first_call_reserved or run.steps or run.taken_over:
+    if run.reserved_call != run.steps or run.taken_over:
         return None
     root = run.root if run.root_id else run
     limits = root.budget or budget_initial()

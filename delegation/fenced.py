@@ -19,7 +19,7 @@ from config.prepared import Param, PreparedSave, PreparedUpdate
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 
 # What a worker keeps of a run's working state at each save.
-WORKING = ("transcript", "references", "steps", "usage", "last_seq")
+WORKING = ("transcript", "references", "steps", "usage", "last_seq", "reserved_call")
 
 
 def _value(name: str) -> Param:

@@ -80,9 +80,10 @@ class Run(models.Model):
     needs_review = models.BooleanField(default=False)
     transcript = models.JSONField(default=list)  # OpenAI-format messages after the system prompt
     steps = models.PositiveSmallIntegerField(default=0)  # model calls made
-    # Its first model call was taken from the turn's budget with its creation (a turn's root)
-    # or its delegation (an expert): that call takes none again (delegation.budget).
-    first_call_reserved = models.BooleanField(default=False)
+    # The step whose model call was taken from the turn's budget already: its first, with its
+    # creation (a turn's root) or its delegation (an expert); the one after a step that asked
+    # experts, with the first of them. That call takes none again (delegation.budget).
+    reserved_call = models.PositiveSmallIntegerField(null=True, blank=True)
     usage = models.JSONField(default=dict)  # {prompt_tokens, completion_tokens, total_tokens}
     answer = models.TextField(blank=True)
     # Knowledge passages and documents this run was shown, numbered as the model cites them

@@ -17,7 +17,7 @@ from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCa
 from agents.registry import Tool
 from delegation.budget import (
     budget_charge_tokens,
-    budget_reserved_first_call,
+    budget_reserved_call,
     budget_take_model_call,
 )
 from delegation.citations import (
@@ -193,7 +193,7 @@ def _model_call(
     run: Run, emitter: RunEmitter, lease: LeaseKeeper, tools: dict[str, Tool]
 ) -> StepResult:
     """Call the model once, streaming its text; run the tools it asks for."""
-    budget = budget_reserved_first_call(run=run) or budget_take_model_call(
+    budget = budget_reserved_call(run=run) or budget_take_model_call(
         root=run.root if run.root_id else run
     )
     if budget is None:

@@ -160,7 +160,7 @@ def run_create(
             budget=budget_initial(),
             # Its first model call, taken from the turn's budget now (no statement later).
             tree_model_calls=1,
-            first_call_reserved=True,
+            reserved_call=0,
             deadline=now + timedelta(seconds=settings.RUN_DEADLINE_SECONDS),
             queued_at=now,
         )
@@ -186,11 +186,11 @@ def run_start_child(
     worker: str,
 ) -> Run:
     """A child run as `run_create_child` makes it, whose first model call its delegation took
-    from the turn's budget (`budget_take_delegation_with_calls`), enqueued: queued, or
+    from the turn's budget (`budget_take_delegation`), enqueued: queued, or
     claimed already for `worker` (the worker starting it: this thread's) when this thread
     runs it next (`_ready`)."""
     child = _child(caller, target, call_id, prompt, reason, max_steps)
-    child.first_call_reserved = True
+    child.reserved_call = 0
     _ready(child, worker=worker)
     return _NEW_RUN.insert(child)
 
@@ -222,6 +222,7 @@ def _child(
     )
     if Run.session.is_cached(caller):
         child.session = caller.session
+    child.calls_granted = max_steps  # (read by an eval turn's pin of a draft: evals.overrides)
     return child
 
 

@@ -15,7 +15,7 @@ from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.prepared import PreparedLookup, PreparedSave
-from delegation.budget import budget_take_delegation_with_calls
+from delegation.budget import budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
 from delegation.guards import DelegationRefused, delegation_check
@@ -66,8 +66,8 @@ def delegation_begin(
     prompt = child_prompt(arguments["task"], arguments["context"])
     # The child's calls: what the turn has left, less one for the caller and each caller above
     # it to answer once the child is done.
-    calls_left = budget_take_delegation_with_calls(
-        root=caller.root if caller.root_id else caller, reserved=caller.depth + 1
+    calls_left = budget_take_delegation(
+        caller=caller, root=caller.root if caller.root_id else caller
     )
     if calls_left is None:
         return _refuse(
@@ -344,8 +344,8 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
             return None
         # A delegation, and the attempt's first model call beyond one for the caller and
         # each run above it to answer, as a first delegation takes them.
-        calls_left = budget_take_delegation_with_calls(
-            root=caller.root if caller.root_id else caller, reserved=caller.depth + 1
+        calls_left = budget_take_delegation(
+            caller=caller, root=caller.root if caller.root_id else caller
         )
         if calls_left is None:
             return None

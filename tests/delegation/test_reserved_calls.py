@@ -1,6 +1,7 @@
-"""A run's first model call is taken from the turn's budget with the run (a turn's root when it
-is created, an expert with its delegation): counted once, counted again when a dead worker may
-have made it, and still bound by what the turn has left."""
+"""A model call taken from the turn's budget before it is made (a turn's first, when it is created;
+an expert's first, with its delegation; its caller's next, with the first delegation of a step)
+is counted once, counted again when a dead worker may have made it, and still bound by what
+the turn has left."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from django.utils import timezone
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
 from delegation.services import run_claim
+from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 from tests.factories import make_agent
-from tests.fake_openai import text, tool_call
+from tests.fake_openai import delegate, text, tool_call
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +33,7 @@ def test_a_new_turn_has_its_first_call_taken_and_its_answer_takes_no_other(
 ):
     fake_openai.script(text("done"))
     run = start_run(user, agent)
-    assert (run.tree_model_calls, run.first_call_reserved) == (1, True)
+    assert (run.tree_model_calls, run.reserved_call) == (1, 0)
     with CaptureQueriesContext(connection) as captured:
         assert run_advance(run_id=run.id).status == RunStatus.SUCCEEDED
     assert Run.objects.get(pk=run.pk).tree_model_calls == 1
@@ -62,3 +64,24 @@ def test_a_later_call_is_taken_when_it_is_made(user, agent, fake_openai):
     run = start_run(user, agent)
     assert run_advance(run_id=run.id).status == RunStatus.SUCCEEDED
     assert Run.objects.get(pk=run.pk).tree_model_calls == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delegation_takes_its_expert_s_first_call_and_its_caller_s_next(user, team, settings):
+    """Lead asks one expert and answers from it: three calls, each taken once, none by a
+    statement of its own."""
+    settings.TASKS_RUN_SYNC = True
+    agents = make_team(lead=["expert"], expert=[])
+    team.script("lead", delegate("expert", "What is the Q3 budget?"), text("Finance: 60."))
+    team.script("expert", text("60."))
+    run = start_run(user, agents["lead"], "Q3 budget?")
+    with CaptureQueriesContext(connection) as captured:
+        run_advance(run_id=run.id)
+    run.refresh_from_db()
+    assert (run.status, run.answer, run.tree_model_calls) == (
+        RunStatus.SUCCEEDED,
+        "Finance: 60.",
+        3,
+    )
+    assert run.reserved_call == 1  # its second call (step 1), taken with its delegation
+    assert not [q for q in captured.captured_queries if 'SET "tree_model_calls"' in q["sql"]]
