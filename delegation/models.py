@@ -102,6 +102,9 @@ class Run(models.Model):
     tree_model_calls = models.PositiveIntegerField(default=0)
     tree_tokens = models.PositiveIntegerField(default=0)
     tree_delegations = models.PositiveIntegerField(default=0)
+    # Answers checked in the tree (delegation.humans.validation): the turn's answer is rated
+    # from their checks, read only when there are some.
+    tree_checks = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -63,7 +63,10 @@ def turn_checks(*, run: Run) -> list[tuple[str, dict[str, Any]]]:
     """The checks the entry agent's answer relies on, as (agent name, check): its own and its
     experts' (not those of an answer a fallback attempt replaced)."""
     checks = [(run.agent_config["name"], run.validation)] if run.validation else []
-    for expert in _CHECKED_BELOW.rows(run.id) if asked_an_expert(run) else ():
+    # (Each expert's check is counted on the root before the expert ends, so before the root
+    # is resumed and read.)
+    below = run.tree_checks and asked_an_expert(run)
+    for expert in _CHECKED_BELOW.rows(run.id) if below else ():
         if (expert.validation or {}).get("outcome") not in RESTARTS:
             checks.append((expert.agent_config["name"], expert.validation))
     return checks

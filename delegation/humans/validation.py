@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db.models import F
 
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, TextDelta, Usage
@@ -89,6 +90,8 @@ def answer_check(*, run: Run, answer: str) -> Check | None:
         validator_failed=check.validator_failed,
     )
     check.verdict_id = verdict.pk
+    # Counted on the turn's root, so the turn's rating reads the checks only when it has some.
+    Run.objects.filter(pk=run.root_id_or_self).update(tree_checks=F("tree_checks") + 1)
     words = "valid" if check.valid else f"invalid: {check.issue}"
     if check.validator_failed:
         words = f"trusted (validator failed: {check.issue})"

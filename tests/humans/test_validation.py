@@ -46,6 +46,7 @@ def test_a_valid_answer_goes_through_marked_high_confidence(user, team):
     assert result == {"ok": True, "result": {"agent": "Fin", "answer": GOOD, "confidence": "high"}}
     root.refresh_from_db()
     assert (root.confidence, root.needs_review) == ("high", False)
+    assert root.tree_checks == 1  # what tells the turn's rating to read its experts' checks
     assert not Review.objects.exists()
 
 
