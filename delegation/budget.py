@@ -32,10 +32,11 @@ class BudgetState:
     tokens_left: int
     max_model_calls: int
 
-    def must_answer(self, *, depth: int) -> bool:
-        """Whether a run at `depth` must answer with its next call (no tools): the calls left
-        after it are only enough for each caller above it to answer, or tokens are spent."""
-        return self.model_calls_left <= depth + 1 or self.tokens_left <= 0
+    def must_answer(self) -> bool:
+        """Whether a run must answer with its next call (no tools): it is the turn's last, or
+        tokens are spent. (Each caller above it has its answering call taken already: with
+        the delegation it waits on, `budget_take_delegation`.)"""
+        return self.model_calls_left <= 1 or self.tokens_left <= 0
 
 
 def budget_state(*, root_id: Any) -> BudgetState:
@@ -80,33 +81,33 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
     )
 
 
-def budget_take_delegation(*, caller: Run, root: Run) -> int | None:
-    """Take one delegation from the turn of `root` for `caller` if one is left and the turn
-    still has a model call for the expert beyond those its caller and each run above it need
-    to answer, in one statement; the model calls the expert may make, or None.
+def budget_take_delegation(
+    *, caller: Run, root: Run, callers_next: bool | None = None
+) -> int | None:
+    """Take one delegation from the turn of `root` for `caller`, with the model calls it needs,
+    if the turn has them, in one statement; the model calls the expert may make, or None.
 
-    With it the expert's first call is taken (`Run.reserved_call`), and with the first
-    delegation of a step its caller's next call, the one that reads the experts' answers: set
-    on `caller`, saved with its step."""
+    The calls taken: the expert's first (`Run.reserved_call`) and, unless it is taken
+    already (`callers_next`: by default, unless the caller's next step has its call), the
+    caller's next call, the one that reads the experts' answers (set on `caller`, saved with
+    its step). So every run waiting on an expert has its answering call taken, and the
+    expert may use whatever the turn has left (its last call offers no tools)."""
     limits = root.budget or budget_initial()
     delegations, calls = _column("tree_delegations"), _column("tree_model_calls")
-    answers = caller.depth + 1  # the calls the caller and each run above it answer with
-    callers_next = caller.reserved_call != caller.steps
-    if not callers_next:
-        answers -= 1  # (the caller's own is taken already)
-    taken = 2 if callers_next else 1
+    if callers_next is None:
+        callers_next = caller.reserved_call != caller.steps
+    calls_taken = 2 if callers_next else 1
     row = _take(
         root,
-        f"{delegations} = {delegations} + 1, {calls} = {calls} + {taken}",
-        f"{delegations} < %s AND {calls} + %s < %s",
-        [limits["max_delegations"], answers, limits["max_model_calls"]],
+        f"{delegations} = {delegations} + 1, {calls} = {calls} + {calls_taken}",
+        f"{delegations} < %s AND {calls} + %s <= %s",
+        [limits["max_delegations"], calls_taken, limits["max_model_calls"]],
     )
     if row is None:
         return None
     if callers_next:
         caller.reserved_call = caller.steps
-    # (The expert's first call, and the caller's next, are among those counted now.)
-    return limits["max_model_calls"] - row[0] - answers + taken
+    return limits["max_model_calls"] - row[0] + 1  # (its first call is among those counted)
 
 
 def budget_reserved_call(*, run: Run) -> BudgetState | None:
@@ -117,7 +118,7 @@ def budget_reserved_call(*, run: Run) -> BudgetState | None:
     (which may have made it): take one then."""
     if run.reserved_call != run.steps or run.taken_over:
         return None
-    root = run.root if run.root_id else run
+    root = run.root_or_self
     limits = root.budget or budget_initial()
     return BudgetState(
         delegations_left=limits["max_delegations"] - root.tree_delegations,

@@ -193,14 +193,12 @@ def _model_call(
     run: Run, emitter: RunEmitter, lease: LeaseKeeper, tools: dict[str, Tool]
 ) -> StepResult:
     """Call the model once, streaming its text; run the tools it asks for."""
-    budget = budget_reserved_call(run=run) or budget_take_model_call(
-        root=run.root if run.root_id else run
-    )
+    budget = budget_reserved_call(run=run) or budget_take_model_call(root=run.root_or_self)
     if budget is None:
         raise _BudgetExhausted
     # The last call of a run offers no tools, so it answers: at the step limit, and when the
     # turn's budget only has room left for this run and each caller above it to answer.
-    final = run.steps + 1 >= run.agent_config["max_steps"] or budget.must_answer(depth=run.depth)
+    final = run.steps + 1 >= run.agent_config["max_steps"] or budget.must_answer()
     request = model_request(run, tools, final)
     provider = provider_for(run.agent_config["provider"])
     hold = usage_hold(run=run, provider=provider.name, request=request)  # budget_exceeded

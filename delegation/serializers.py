@@ -104,7 +104,8 @@ class TurnSerializer(RunSerializer):
         read_only_fields = fields
 
     def get_turn(self, run: Run) -> dict[str, int]:
-        """Model calls, tokens and delegations of the whole turn."""
+        """Model calls, tokens and delegations of the whole turn, as its budget counts them (a
+        call counts once the budget grants it, which can be just before it is made)."""
         root = run.root or run
         return {
             "model_calls": root.tree_model_calls,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,6 +22,7 @@ from config.db import row_or_none
 from config.enqueue import enqueue
 from config.prepared import PreparedInsert, PreparedLookup
 from delegation.budget import budget_initial
+from delegation.ended import EndWatch
 from delegation.fenced import (
     CLAIM,
     FINISH,
@@ -58,6 +60,7 @@ class Handed:
 
     token: uuid.UUID
     run: Run | None = None
+    since: float = 0.0  # when that commit read it not ended (monotonic)
 
 
 _handed = threading.local()
@@ -75,7 +78,7 @@ def _handed_over() -> dict[str, Handed]:
 STEPS_USE = ("user", "session", "agent")
 
 
-def _complete(run: Run) -> bool:
+def _loaded_for_steps(run: Run) -> bool:
     """Whether `run` in memory has everything its steps use (`with_what_steps_use`)."""
     related = [getattr(Run, name) for name in STEPS_USE]
     if run.root_id is not None:
@@ -90,7 +93,8 @@ def _ready(run: Run, *, worker: str) -> bool:
     if not run_enqueue(run_id=run.pk):
         return False
     _take(run, worker=worker)
-    _handed_over()[str(run.pk)] = Handed(run.lease_token, run if _complete(run) else None)
+    whole = run if _loaded_for_steps(run) else None
+    _handed_over()[str(run.pk)] = Handed(run.lease_token, whole, time.monotonic())
     return True
 
 
@@ -199,7 +203,7 @@ def _child(
     caller: Run, target: Agent, call_id: str, prompt: str, reason: str, max_steps: int
 ) -> Run:
     now = timezone.now()
-    root = caller.root if caller.root_id else caller
+    root = caller.root_or_self
     config = pinned_config(target)
     config["max_steps"] = max(1, min(config["max_steps"], max_steps))
     child = Run(
@@ -222,7 +226,7 @@ def _child(
     )
     if Run.session.is_cached(caller):
         child.session = caller.session
-    child.calls_granted = max_steps  # (read by an eval turn's pin of a draft: evals.overrides)
+    child.calls_granted = max_steps
     return child
 
 
@@ -269,6 +273,8 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     # transaction that rolled back after its run was handed over.)
     _handed_over().clear()
     if handed is not None:
+        if handed.run is not None and EndWatch(run_id, since=handed.since).ended():
+            return None, 0.0  # stopped since it was handed over: whoever ended it closed it
         run = handed.run or _HANDED.row(run_id)
         ours = run is not None and run.status == RunStatus.RUNNING
         if ours and run.lease_token == handed.token and _still_held(run):
@@ -325,6 +331,7 @@ def run_save_progress(*, run: Run, tokens: int = 0) -> None:
     values = dict(routing=run.routing, lease_expires_at=_lease(), tree_tokens=tokens)
     if not PROGRESS.run(**held(run), **working(run), **values):
         raise RunStopped
+    run.tree_tokens += tokens  # (a root's: the experts it started read its counters)
 
 
 def with_waits(runs: QuerySet[Run]) -> QuerySet[Run]:
@@ -335,8 +342,18 @@ def with_waits(runs: QuerySet[Run]) -> QuerySet[Run]:
     return runs.annotate(person=Exists(person), expert=Exists(expert))
 
 
+# The turn's counters on its root (delegation.budget, and the checks the turn is rated from).
+COUNTERS = ("tree_model_calls", "tree_tokens", "tree_delegations", "tree_checks")
+
+
 def _waits_for(runs: QuerySet[Run]) -> QuerySet[Run]:
     return with_waits(runs.only("pk"))
+
+
+def _waits_and_counters(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """What each run waits for, with the turn's counters (its own, or its root's)."""
+    counters = (*COUNTERS, *(f"root__{name}" for name in COUNTERS))
+    return with_waits(runs.select_related("root").only("pk", "root_id", *counters))
 
 
 # What a run waits for, read at each of its steps that asked (and, locked, before it waits):
@@ -345,7 +362,9 @@ _WAITS = PreparedLookup(
     lambda run_id: _waits_for(Run.objects.filter(pk=run_id)), keys=[Run._meta.pk]
 )
 _WAITS_LOCKED = PreparedLookup(
-    lambda run_id: _waits_for(Run.objects.select_for_update(of=("self",)).filter(pk=run_id)),
+    lambda run_id: _waits_and_counters(
+        Run.objects.select_for_update(of=("self",)).filter(pk=run_id)
+    ),
     keys=[Run._meta.pk],
 )
 
@@ -368,9 +387,16 @@ def run_wait_or_continue(*, run: Run, tokens: int = 0) -> bool:
     (`tokens` as `run_save_progress` takes them); False if nothing is left to wait for (go on,
     nothing saved)."""
     with transaction.atomic(savepoint=False):  # (within a step that only asked experts)
-        # The run's row lock, and what it waits for, in one statement.
-        status = _wait_status(_WAITS_LOCKED.row(run.pk))
+        # The run's row lock, what it waits for and the turn's counters, in one statement.
+        waits = _WAITS_LOCKED.row(run.pk)
+        status = _wait_status(waits)
         if status is None:
+            # Its experts may have ended meanwhile, after their checks and calls were counted
+            # on the root: the run goes on with the counters as they are now.
+            if waits is not None:
+                counted = waits.root_or_self
+                for name in COUNTERS:
+                    setattr(run.root_or_self, name, getattr(counted, name))
             return False
         run_wait(run=run, status=status, tokens=tokens)
     return True

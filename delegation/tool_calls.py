@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -52,13 +53,16 @@ def run_tool_calls(
     these tokens as `run_save_progress` does, and a write is always made."""
     step = run.steps - 1
     waiting = started = False
+    # Experts whose end handed this run over here, for these calls only (an id can come back
+    # in a later step, for another expert).
+    ended, run.experts_ended = run.experts_ended, Run.experts_ended
     unsaved = step_tokens is not None
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         name = call["function"]["name"]
         # The newest child of this call (a reattempt is a new child with the same call id):
         # as it ended, when its end handed this run over here; else read.
-        child = None if fresh or name != DELEGATE else _newest_child(run, call["id"])
+        child = None if fresh or name != DELEGATE else _newest_child(run, call["id"], ended)
         if child is not None:
             if not child.is_final:
                 waiting = True
@@ -114,11 +118,11 @@ _NEWEST_CHILD = PreparedLookup(
 )
 
 
-def _newest_child(run: Run, call_id: str) -> Run | None:
+def _newest_child(run: Run, call_id: str, ended: Mapping[str, Run]) -> Run | None:
     """The newest child of the run's delegate call `call_id`: the expert whose end handed the
-    run over to this thread (`Run.experts_ended`, the newest of its call: a superseded answer
-    resumes no one), or read."""
-    child = run.experts_ended.get(call_id)
+    run over to this thread (`ended`, from `Run.experts_ended`: the newest of its call, as a
+    superseded answer resumes no one), or read."""
+    child = ended.get(call_id)
     return child if child is not None else _NEWEST_CHILD.row(run.pk, call_id)
 
 

@@ -64,11 +64,9 @@ def delegation_begin(
     except DelegationRefused as exc:
         return _refuse(caller, emitter, call, message_id, raw, exc.code, exc.message)
     prompt = child_prompt(arguments["task"], arguments["context"])
-    # The child's calls: what the turn has left, less one for the caller and each caller above
-    # it to answer once the child is done.
-    calls_left = budget_take_delegation(
-        caller=caller, root=caller.root if caller.root_id else caller
-    )
+    # The child's calls: what the turn has left (the caller's answering call, and each one's
+    # above it, are taken already).
+    calls_left = budget_take_delegation(caller=caller, root=caller.root_or_self)
     if calls_left is None:
         return _refuse(
             caller,
@@ -342,10 +340,10 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
         )
         if caller.is_final or plan.target is None:
             return None
-        # A delegation, and the attempt's first model call beyond one for the caller and
-        # each run above it to answer, as a first delegation takes them.
+        # A delegation, and the attempt's first model call (its caller's next was taken
+        # with the delegation the attempt replaces).
         calls_left = budget_take_delegation(
-            caller=caller, root=caller.root if caller.root_id else caller
+            caller=caller, root=caller.root_or_self, callers_next=False
         )
         if calls_left is None:
             return None

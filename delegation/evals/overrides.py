@@ -78,11 +78,11 @@ def child_run_pin(sender: Any, instance: Run, created: bool, **kwargs: Any) -> N
     config = pinned_for(instance.agent_config, overrides=run.overrides, model=run.model)
     if config == instance.agent_config:
         return
-    # The calls the turn's budget granted it (delegation.services.run_start_child), or, for a
-    # run created otherwise, what is left less one for each caller above it to answer.
-    calls_left = getattr(instance, "calls_granted", None)
+    # The calls the turn's budget granted it at its delegation, or, for a run created
+    # otherwise, what the turn has left.
+    calls_left = instance.calls_granted
     if calls_left is None:
-        calls_left = budget_state(root_id=instance.root_id).model_calls_left - instance.depth
+        calls_left = budget_state(root_id=instance.root_id).model_calls_left
     config = {**config, "max_steps": max(1, min(config["max_steps"], calls_left))}
     instance.agent_config = config
     Run.objects.filter(pk=instance.pk).update(agent_config=config)

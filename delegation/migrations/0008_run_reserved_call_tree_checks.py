@@ -2,6 +2,15 @@
 
 from django.db import migrations, models
 
+UNFINISHED = ("queued", "running", "waiting", "waiting_human")
+
+
+def unfinished_turns_read_their_checks(apps, schema_editor):
+    """A turn running across this migration may have checked answers it did not count: its
+    rating reads the checks, as before."""
+    Run = apps.get_model("delegation", "Run")
+    Run.objects.filter(root__isnull=True, status__in=UNFINISHED).update(tree_checks=1)
+
 
 class Migration(migrations.Migration):
 
@@ -20,4 +29,5 @@ class Migration(migrations.Migration):
             name='tree_checks',
             field=models.PositiveIntegerField(default=0),
         ),
+        migrations.RunPython(unfinished_turns_read_their_checks, migrations.RunPython.noop),
     ]

@@ -39,16 +39,15 @@ def test_a_turn_without_its_own_limits_uses_the_settings(user, settings):
     assert budget_take_model_call(root=root) is None
 
 
-def test_a_delegation_needs_one_left_and_a_model_call_beyond_the_answers(user):
+def test_a_delegation_takes_its_expert_s_first_call_and_its_caller_s_next(user):
     """The expert's first call is taken with its delegation, and with a step's first
-    delegation its caller's next call; the callers above it keep one each to answer."""
+    delegation its caller's next call (its answer): the expert may use the rest."""
     root = new_run(user)  # depth 0, at its first step: that call taken with it
     root.budget = {"max_delegations": 3, "max_model_calls": 6, "max_tokens": 100}
     Run.objects.filter(pk=root.pk).update(budget=root.budget, tree_model_calls=2)
     root.steps = 2  # two calls made; its step that asks experts is the second
 
-    # 6 calls, 2 made: the expert's first and the caller's next (its answer) are taken, and
-    # the expert may make 3 in all (6 - 2 - the caller's answer).
+    # 6 calls, 2 made, 2 taken now: the expert may make its first and the 2 left.
     assert budget_take_delegation(caller=root, root=root) == 3
     assert (root.tree_model_calls, root.reserved_call) == (4, 2)
     # A second expert in the same step: its first call only (the caller's is taken).
@@ -59,15 +58,14 @@ def test_a_delegation_needs_one_left_and_a_model_call_beyond_the_answers(user):
     assert (saved.tree_delegations, saved.tree_model_calls) == (3, 6)
 
 
-def test_a_delegation_leaves_a_call_for_each_caller_above_to_answer(user):
+def test_a_delegation_needs_the_calls_it_takes(user):
     root = new_run(user)
     root.budget = {"max_delegations": 5, "max_model_calls": 5, "max_tokens": 100}
-    Run.objects.filter(pk=root.pk).update(budget=root.budget, tree_model_calls=2)
-    caller = Run(pk=uuid.uuid4(), depth=2, steps=1, reserved_call=None)  # two runs above it
+    Run.objects.filter(pk=root.pk).update(budget=root.budget, tree_model_calls=4)
+    caller = Run(pk=uuid.uuid4(), depth=1, steps=1, reserved_call=None)
 
-    # 5 calls, 2 made; the caller's next and the expert's first taken (4), and one left for
-    # the two runs above to answer: not enough.
+    # 5 calls, 4 made: no room for the expert's first and the caller's next.
     assert budget_take_delegation(caller=caller, root=root) is None
-    caller.depth = 1  # one run above: 2 made + 2 taken + 1 to answer = 5
-    assert budget_take_delegation(caller=caller, root=root) == 1
-    assert Run.objects.get(pk=root.pk).tree_model_calls == 4
+    # A fallback attempt (its caller's next taken with the delegation it replaces): room.
+    assert budget_take_delegation(caller=caller, root=root, callers_next=False) == 1
+    assert Run.objects.get(pk=root.pk).tree_model_calls == 5

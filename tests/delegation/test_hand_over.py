@@ -5,6 +5,7 @@ after all goes back to the queue unclaimed (delegation.services._ready)."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from datetime import timedelta
 
@@ -15,10 +16,12 @@ from django.utils import timezone
 
 from config import enqueue
 from delegation import services, tasks
+from delegation.emitter import RunEmitter
+from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
 from delegation.services import run_claim, run_resume_if_ready
 from delegation.tasks import advance_run
-from delegation.tool_calls import _NEWEST_CHILD, _child_result
+from delegation.tool_calls import _NEWEST_CHILD, _child_result, run_tool_calls
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 from tests.fake_openai import delegate, text
@@ -143,3 +146,26 @@ def test_a_caller_read_as_still_waiting_before_its_lock_is_read_again_after_it(l
         assert run_resume_if_ready(run_id=lead.pk, locked=locked)
     lead.refresh_from_db()
     assert lead.status == RunStatus.QUEUED and sent == [(str(lead.id),)]
+
+
+def test_a_run_handed_over_whole_and_stopped_before_its_claim_is_not_run(lead, sent):
+    token = uuid.uuid4()
+    Run.objects.filter(pk=lead.pk).update(
+        status=RunStatus.RUNNING,
+        lease_token=token,
+        lease_expires_at=timezone.now() + timedelta(seconds=30),
+    )
+    whole = Run.objects.select_related("user", "session", "agent").get(pk=lead.pk)
+    services._handed_over()[str(lead.pk)] = services.Handed(token, whole, time.monotonic())
+    run_stop(run=lead)  # the user stops the turn after it was handed over, before its claim
+    assert run_claim(run_id=lead.id) == (None, 0.0)  # not run: its model is not called
+
+
+def test_an_expert_s_result_carried_with_a_hand_over_serves_only_the_next_collection(lead, sent):
+    """A call id can come back in a later step, for another expert: what the hand-over
+    carried is dropped once the run has collected its results."""
+    assert advance_run.run(str(lead.id)) == RunStatus.SUCCEEDED
+    caller = Run.objects.select_related("user", "session", "agent").get(pk=lead.pk)
+    caller.experts_ended = {"call_0": Run.objects.get(parent=lead)}
+    assert run_tool_calls(caller, RunEmitter(caller), [], {}) is False
+    assert dict(caller.experts_ended) == {}

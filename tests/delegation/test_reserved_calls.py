@@ -85,3 +85,51 @@ def test_a_delegation_takes_its_expert_s_first_call_and_its_caller_s_next(user, 
     )
     assert run.reserved_call == 1  # its second call (step 1), taken with its delegation
     assert not [q for q in captured.captured_queries if 'SET "tree_model_calls"' in q["sql"]]
+
+
+def busy(body: dict) -> object:
+    """An expert that uses a tool as long as it is offered tools, then answers."""
+    offered = {tool["function"]["name"] for tool in body.get("tools", [])}
+    return tool_call("calculate", {"expression": "1+1"}) if "calculate" in offered else text("ok")
+
+
+def asks(target: str):
+    """A caller that asks `target` for its question, then answers from the result."""
+
+    def reply(body: dict) -> object:
+        last = body["messages"][-1]
+        return delegate(target, "work it out") if last["role"] == "user" else text("done")
+
+    return reply
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("depth", "deepest_calls"),
+    [
+        # 8 calls: the lead's two, and the rest for its expert (6, the last without tools).
+        (1, 6),
+        # 8 calls: the lead's two, the middle expert's two, the rest for the deepest (4).
+        (2, 4),
+    ],
+)
+def test_a_turn_s_experts_use_every_call_its_budget_has_and_each_caller_answers(
+    user, team, settings, depth, deepest_calls
+):
+    settings.TASKS_RUN_SYNC = True
+    settings.TURN_MAX_MODEL_CALLS = 8
+    names = ["lead", "mid", "leaf"][: depth + 1]
+    agents = make_team(**{name: names[i + 1 : i + 2] for i, name in enumerate(names)})
+    type(agents["lead"]).objects.filter(name=names[-1]).update(tool_keys=["calculate"])
+    for caller, target in zip(names, names[1:], strict=False):
+        team.always[caller] = asks(target)
+    team.always[names[-1]] = busy
+    run = start_run(user, agents["lead"], "Work hard.")
+    run_advance(run_id=run.id)
+    run.refresh_from_db()
+    assert (run.status, run.answer) == (RunStatus.SUCCEEDED, "done")
+    deepest = team.requests[names[-1]]
+    assert len(deepest) == deepest_calls
+    assert ["tools" in body for body in deepest] == [True] * (deepest_calls - 1) + [False]
+    assert run.tree_model_calls == 8
+    assert sum(len(team.requests[name]) for name in names) == 8

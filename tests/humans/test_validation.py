@@ -12,7 +12,7 @@ from chat.models import ChatMessage
 from delegation.humans.models import Activity, ActivityKind, Review, Verdict
 from delegation.humans.validation import rules_issue
 from delegation.models import Run, RunStatus
-from tests.fake_openai import delegate, error, text
+from tests.fake_openai import delegate, error, text, tool_calls
 from tests.humans.conftest import agent
 from tests.humans.helpers import start, tool_results
 
@@ -132,6 +132,28 @@ def test_low_confidence_passes_the_answer_on_marked_and_queues_a_review(user, te
     assert "fin: The answer is 4 characters" in review.issue
     note = ChatMessage.objects.get(id=uuid.uuid5(root.id, "quality-note"))
     assert note.agent["display_name"] == "Quality check" and "Low confidence" in note.content
+
+
+def test_an_expert_checked_while_its_caller_ran_a_tool_still_rates_the_turn(user, team):
+    """A step that asks an expert and runs a tool: the expert (inline here) is answered,
+    checked and ended before its caller looks whether to wait; the caller goes on, and its
+    answer is still rated from that check (the turn's counters are read again then)."""
+    fin = agent(
+        "fin", validate_answers="rules", answer_min_chars=40, fallback_chain=["low_confidence"]
+    )
+    agent("boss", is_entry=True, subagents=(fin,), tool_keys=["calculate"])
+    team.script(
+        "boss",
+        tool_calls(
+            ("calculate", {"expression": "2+2"}), ("delegate", {"target": "fin", "task": "Q3?"})
+        ),
+        text("Boss: probably 60k."),
+    )
+    team.script("fin", text("60k."))
+    root = start(user)
+    assert root.status == RunStatus.SUCCEEDED
+    assert (root.confidence, root.needs_review) == ("low", True)
+    assert Review.objects.get().agent_name == "fin"
 
 
 @pytest.mark.parametrize(
