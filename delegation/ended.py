@@ -87,20 +87,28 @@ class _Feed:
         self._subscriptions = 0
         self._heard: dict[str, float] = {}
         self._pruned = time.monotonic()
-        threading.Thread(target=self._loop, daemon=True, name="run-ends").start()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="run-ends")
+        self._thread.start()
+
+    def close(self, timeout: float = 10) -> None:
+        """Stop listening, at its next PING or message, and wait for that (a process's own
+        feed lives as long as the process)."""
+        self._closed.set()
+        self._thread.join(timeout)
 
     def heard(self, run_id: str) -> bool:
         """Whether this process heard the run end since it subscribed."""
         return run_id in self._heard
 
     def _loop(self) -> None:
-        while True:
+        while not self._closed.is_set():
             try:
                 self._listen()
             except Exception:  # Redis restarting or unreachable: the flag answers meanwhile
                 logger.warning("listening for run ends failed; retrying", exc_info=True)
             self.generation = None
-            time.sleep(1)
+            self._closed.wait(1)
 
     def _listen(self) -> None:
         client = redis.Redis.from_url(
@@ -113,7 +121,7 @@ class _Feed:
         with client.pubsub() as pubsub:
             pubsub.subscribe(CHANNEL)
             heard_at = time.monotonic()
-            while True:
+            while not self._closed.is_set():
                 message = pubsub.get_message(timeout=PING_SECONDS)
                 if message is None:
                     # A connection gone silently looks subscribed: a PING must be answered.

@@ -4,6 +4,8 @@ hears on a channel, with the flag read once after each subscription (delegation/
 from __future__ import annotations
 
 import os
+import socket
+import threading
 import time
 import uuid
 from types import SimpleNamespace
@@ -142,3 +144,72 @@ def test_a_run_read_before_the_subscription_reads_the_flag_once(reads):
     ended.cache.set(ENDED_KEY.format(run_id), 1, 60)  # ended unheard, before a read...
     watch = EndWatch(run_id, since=feed.subscribed_at - 1)  # ...made before the subscription
     assert watch.ended() and reads.reads == 1
+
+
+class SilentableProxy:
+    """A TCP proxy to Redis whose connections can go silent: bytes are taken and dropped both
+    ways, the sockets stay open (a peer gone without a word, as behind a dead NAT)."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.muted: set[int] = set()  # ids of the connection pairs gone silent
+        self.pairs: list[tuple[socket.socket, socket.socket]] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            server = socket.create_connection(self.upstream)
+            pair = len(self.pairs)
+            self.pairs.append((client, server))
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(pair, source, sink), daemon=True).start()
+
+    def _pump(self, pair: int, source: socket.socket, sink: socket.socket) -> None:
+        while True:
+            try:
+                data = source.recv(65536)
+                if not data:
+                    return
+                if pair not in self.muted:
+                    sink.sendall(data)
+            except OSError:
+                return
+
+    def silence(self) -> None:
+        """Every connection open now goes silent; new ones are forwarded."""
+        self.muted.update(range(len(self.pairs)))
+
+    def close(self) -> None:
+        self.listener.close()
+        for client, server in self.pairs:
+            client.close()
+            server.close()
+
+
+@needs_redis
+def test_a_subscription_gone_silent_is_dropped_by_its_unanswered_pings_and_made_again(
+    monkeypatch, caplog
+):
+    monkeypatch.setattr(ended, "PING_SECONDS", 0.1)
+    url = redis.connection.parse_url(settings.REDIS_URL)
+    proxy = SilentableProxy((url.get("host", "127.0.0.1"), url.get("port", 6379)))
+    feed = ended._Feed(f"redis://127.0.0.1:{proxy.port}/{url.get('db', 0)}")
+    try:
+        eventually(lambda: feed.generation == 1)
+        proxy.silence()  # the connection looks open, and answers nothing
+        # Found by its unanswered PINGs (TCP alone would not tell for minutes, if ever).
+        eventually(lambda: feed.generation is None, timeout=5)
+        assert "the subscription answers nothing" in caplog.text
+        eventually(lambda: feed.generation == 2, timeout=5)  # subscribed again, heard again
+        run_id = str(uuid.uuid4())
+        redis.Redis.from_url(settings.REDIS_URL).publish(CHANNEL, run_id)
+        eventually(lambda: feed.heard(run_id))
+    finally:
+        feed.close()
+        proxy.close()
