@@ -31,6 +31,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     return report
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
+    """The test databases, dropped at the end as pytest-django drops them, after closing what
+    the tests' own processes (workers, servers, dispatchers) may still hold open of them: a
+    session still ending makes Postgres refuse the drop ("being accessed by other users")."""
+    yield
+    from django.db import DatabaseError, connections
+
+    with django_db_blocker.unblock():
+        for connection in connections.all():
+            if connection.vendor != "postgresql":
+                continue
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+            except DatabaseError:  # not allowed to: the drop warns, as it did
+                pass
+
+
 @pytest.fixture(autouse=True)
 def embedded_mode(request: pytest.FixtureRequest, settings) -> Iterator[None]:
     """In-process tasks and in-memory layer unless marked distributed; instant offline model."""
