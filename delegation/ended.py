@@ -1,14 +1,14 @@
 """Which runs have ended, as any process can tell at each event it sends.
 
-A run's end sets a flag in the cache for an hour, so that a worker still streaming the run (a
-stop came from the page, the sweeper ended it, another worker took it over) falls silent.
-Reading that flag at every event was a Redis round trip each (125 µs; 8 % of a distributed
-worker's run thread, the largest single item after the database). With Redis, every end is
-also published on a channel, and each process keeps the ends it heard in memory: a thread of
-its own listens (`_Feed`). An event then asks the cache only when the feed cannot answer: while
-it is not subscribed, and once after a (re)subscription that came later than the run was last
-read not ended (an end before it was not heard; one before that read would have been seen
-there). Without Redis the cache is in-process memory, asked directly.
+A run's end sets a flag for an hour, so that a worker still streaming the run (a stop came
+from the page, the sweeper ended it, another worker took it over) falls silent. Reading that
+flag at every event was a Redis round trip each (125 µs; 8 % of a distributed worker's run
+thread, the largest single item after the database). With Redis, every end is also published
+on a channel, in the same round trip as its flag, and each process keeps the ends it heard in
+memory: a thread of its own listens (`_Feed`). An event then reads the flag only when the feed
+cannot answer: while it is not subscribed, and once after a (re)subscription that came later
+than the run was last read not ended (an end before it was not heard; one before that read
+would have been seen there). Without Redis the flag is in the in-process cache, asked directly.
 
 An end heard a moment late lets an event through that the flag would have stopped; so could
 the flag (an event read as not ended is sent by another thread after the read). Either way it
@@ -32,7 +32,7 @@ from config.per_process import PerProcess
 
 logger = logging.getLogger(__name__)
 
-ENDED_KEY = "run-ended:{}"  # the flag, in the cache
+ENDED_KEY = "run-ended:{}"  # the flag: in Redis with it, else in the (in-process) cache
 CHANNEL = "run-ended"  # every end's run id, published after its flag is set
 KEEP_SECONDS = 3600  # as long as the flag: no delivery of a run lasts longer
 PING_SECONDS = (
@@ -42,9 +42,22 @@ PING_SECONDS = (
 
 def run_mark_ended(run_id: Any) -> None:
     """Remember that the run ended, for every process that may still be streaming it."""
-    cache.set(ENDED_KEY.format(run_id), 1, KEEP_SECONDS)
+    key = ENDED_KEY.format(run_id)
+    if not settings.REDIS_URL:
+        cache.set(key, 1, KEEP_SECONDS)
+        return
+    # The flag and its message in one round trip (a pipeline, not a transaction: Redis runs
+    # them in order, so whoever hears the message finds the flag set).
+    with _publisher().pipeline(transaction=False) as pipe:
+        pipe.set(key, 1, ex=KEEP_SECONDS).publish(CHANNEL, str(run_id)).execute()
+
+
+def flag_is_set(run_id: str) -> bool:
+    """The run's flag: in Redis with it (beside the channel), else in this process's cache."""
+    key = ENDED_KEY.format(run_id)
     if settings.REDIS_URL:
-        _publisher().publish(CHANNEL, str(run_id))
+        return _publisher().get(key) is not None
+    return bool(cache.get(key))
 
 
 class EndWatch:
@@ -61,14 +74,14 @@ class EndWatch:
         feed = _FEED.get() if settings.REDIS_URL else None
         generation = feed.generation if feed is not None else None
         if generation is None:  # no feed, or not subscribed: the flag
-            return bool(cache.get(ENDED_KEY.format(self.run_id)))
+            return flag_is_set(self.run_id)
         if feed.heard(self.run_id):
             return True
         if generation != self._generation:
             # An end before this subscription was not heard: unless the run was read not ended
             # after it, the flag tells, once.
             missed = self.since is None or feed.subscribed_at > self.since
-            if missed and cache.get(ENDED_KEY.format(self.run_id)):
+            if missed and flag_is_set(self.run_id):
                 return True
             self._generation = generation
         return False

@@ -23,25 +23,27 @@ needs_redis = pytest.mark.skipif(
 )
 
 
-class CountedCache:
-    """The cache, counting the flag's reads."""
-
-    def __init__(self, cache) -> None:
-        self.cache, self.reads = cache, 0
-
-    def get(self, key):
-        self.reads += 1
-        return self.cache.get(key)
-
-    def set(self, *args, **kwargs):
-        return self.cache.set(*args, **kwargs)
-
-
 @pytest.fixture
-def reads(monkeypatch) -> CountedCache:
-    counted = CountedCache(ended.cache)
-    monkeypatch.setattr(ended, "cache", counted)
+def reads(monkeypatch) -> SimpleNamespace:
+    """The flag's reads, counted."""
+    counted = SimpleNamespace(reads=0)
+    read = ended.flag_is_set
+
+    def counting(run_id: str) -> bool:
+        counted.reads += 1
+        return read(run_id)
+
+    monkeypatch.setattr(ended, "flag_is_set", counting)
     return counted
+
+
+def flag_only(run_id) -> None:
+    """The run's flag set, its message never sent (an end this process did not hear)."""
+    key = ENDED_KEY.format(run_id)
+    if settings.REDIS_URL:
+        redis.Redis.from_url(settings.REDIS_URL).set(key, 1, ex=60)
+    else:
+        ended.cache.set(key, 1, 60)
 
 
 def eventually(check, timeout: float = 10) -> None:
@@ -82,7 +84,7 @@ def test_an_end_heard_on_the_channel_needs_no_read_of_the_flag(reads):
 def test_an_end_before_the_subscription_is_read_from_the_flag(reads):
     subscribed()
     run_id = uuid.uuid4()
-    ended.cache.set(ENDED_KEY.format(run_id), 1, 60)  # set, its message not heard here
+    flag_only(run_id)  # set, its message not heard here
     assert EndWatch(run_id).ended() and reads.reads == 1
 
 
@@ -107,7 +109,7 @@ def test_after_a_lost_subscription_the_flag_answers_and_is_read_again_once(reads
     (mine,) = [c for c in server.client_list() if c["name"] == f"run-ends:{os.getpid()}"]
     server.client_kill_filter(_id=mine["id"])  # this process's only: others' stay subscribed
     eventually(lambda: feed.generation not in (None, first))
-    ended.cache.set(ENDED_KEY.format(watch.run_id), 1, 60)
+    flag_only(watch.run_id)
     before = reads.reads
     assert watch.ended()  # a new subscription: the flag is read again
     assert reads.reads == before + 1
@@ -120,7 +122,7 @@ def test_while_not_subscribed_every_event_reads_the_flag(reads, monkeypatch):
     monkeypatch.setattr(ended, "_FEED", SimpleNamespace(get=lambda: between))
     watch = EndWatch(uuid.uuid4())
     assert not watch.ended() and not watch.ended()
-    ended.cache.set(ENDED_KEY.format(watch.run_id), 1, 60)
+    flag_only(watch.run_id)
     assert watch.ended() and reads.reads == 3
 
 
@@ -141,7 +143,7 @@ def test_a_run_read_not_ended_after_the_subscription_needs_no_read_of_the_flag(r
 def test_a_run_read_before_the_subscription_reads_the_flag_once(reads):
     feed = subscribed()
     run_id = uuid.uuid4()
-    ended.cache.set(ENDED_KEY.format(run_id), 1, 60)  # ended unheard, before a read...
+    flag_only(run_id)  # ended unheard, before a read...
     watch = EndWatch(run_id, since=feed.subscribed_at - 1)  # ...made before the subscription
     assert watch.ended() and reads.reads == 1
 
@@ -213,3 +215,15 @@ def test_a_subscription_gone_silent_is_dropped_by_its_unanswered_pings_and_made_
     finally:
         feed.close()
         proxy.close()
+
+
+@needs_redis
+def test_an_end_sets_its_flag_and_sends_its_message_together():
+    feed = subscribed()
+    run_id = str(uuid.uuid4())
+    assert not ended.flag_is_set(run_id)
+    run_mark_ended(run_id)  # one pipeline: the flag, then the message
+    assert ended.flag_is_set(run_id)
+    eventually(lambda: feed.heard(run_id))
+    ttl = redis.Redis.from_url(settings.REDIS_URL).ttl(ENDED_KEY.format(run_id))
+    assert 0 < ttl <= ended.KEEP_SECONDS
