@@ -102,6 +102,7 @@ bench: install bench-peers  ## every benchmark; the figures in README.md come fr
 	$(BIN)/python bench/relay.py
 	PG_URL=$(PG_URL) $(BIN)/python bench/turn.py
 	$(BIN)/python bench/reminders.py
+	$(BIN)/python bench/run_ends.py
 	$(BIN)/python bench/startup.py
 
 clean:
