@@ -39,17 +39,27 @@ class BudgetState:
         return self.model_calls_left <= 1 or self.tokens_left <= 0
 
 
+def _left(root: Run, *, calls: int, tokens: int, delegations: int) -> BudgetState:
+    """What the turn of `root` has left of its limits after what is counted."""
+    limits = root.budget or budget_initial()
+    return BudgetState(
+        delegations_left=limits["max_delegations"] - delegations,
+        model_calls_left=limits["max_model_calls"] - calls,
+        tokens_left=limits["max_tokens"] - tokens,
+        max_model_calls=limits["max_model_calls"],
+    )
+
+
 def budget_state(*, root_id: Any) -> BudgetState:
     """Read the root's counters against its limits."""
     root = Run.objects.only("budget", "tree_model_calls", "tree_tokens", "tree_delegations").get(
         pk=root_id
     )
-    limits = root.budget or budget_initial()
-    return BudgetState(
-        delegations_left=limits["max_delegations"] - root.tree_delegations,
-        model_calls_left=limits["max_model_calls"] - root.tree_model_calls,
-        tokens_left=limits["max_tokens"] - root.tree_tokens,
-        max_model_calls=limits["max_model_calls"],
+    return _left(
+        root,
+        calls=root.tree_model_calls,
+        tokens=root.tree_tokens,
+        delegations=root.tree_delegations,
     )
 
 
@@ -73,12 +83,7 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
     if row is None:
         return None
     made, used_tokens, delegated = row
-    return BudgetState(
-        delegations_left=limits["max_delegations"] - delegated,
-        model_calls_left=limits["max_model_calls"] - (made - 1),
-        tokens_left=limits["max_tokens"] - used_tokens,
-        max_model_calls=limits["max_model_calls"],
-    )
+    return _left(root, calls=made - 1, tokens=used_tokens, delegations=delegated)
 
 
 def budget_take_delegation(
@@ -119,12 +124,11 @@ def budget_reserved_call(*, run: Run) -> BudgetState | None:
     if run.reserved_call != run.steps or run.taken_over:
         return None
     root = run.root_or_self
-    limits = root.budget or budget_initial()
-    return BudgetState(
-        delegations_left=limits["max_delegations"] - root.tree_delegations,
-        model_calls_left=limits["max_model_calls"] - (root.tree_model_calls - 1),
-        tokens_left=limits["max_tokens"] - root.tree_tokens,
-        max_model_calls=limits["max_model_calls"],
+    return _left(
+        root,
+        calls=root.tree_model_calls - 1,  # (this call is among them: left before it)
+        tokens=root.tree_tokens,
+        delegations=root.tree_delegations,
     )
 
 

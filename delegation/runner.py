@@ -196,8 +196,8 @@ def _model_call(
     budget = budget_reserved_call(run=run) or budget_take_model_call(root=run.root_or_self)
     if budget is None:
         raise _BudgetExhausted
-    # The last call of a run offers no tools, so it answers: at the step limit, and when the
-    # turn's budget only has room left for this run and each caller above it to answer.
+    # The last call of a run offers no tools, so it answers: at the step limit, and when it is
+    # the turn's last (each caller above it holds its answering call already).
     final = run.steps + 1 >= run.agent_config["max_steps"] or budget.must_answer()
     request = model_request(run, tools, final)
     provider = provider_for(run.agent_config["provider"])

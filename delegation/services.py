@@ -268,10 +268,11 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     thread claimed in advance (`_ready`) is taken as the commit that claimed it left it (or
     read, not written, when it was not loaded whole) while that claim holds.
     """
-    handed = _handed_over().pop(str(run_id), None)
+    handed_over = _handed_over()
+    handed = handed_over.get(str(run_id))
     # (A task body runs one run at a time: anything else handed over is stale, left by a
     # transaction that rolled back after its run was handed over.)
-    _handed_over().clear()
+    handed_over.clear()
     if handed is not None:
         if handed.run is not None and EndWatch(run_id, since=handed.since).ended():
             return None, 0.0  # stopped since it was handed over: whoever ended it closed it
