@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import F
 
+from agents.models import Agent
 from config.prepared import Param, PreparedUpdate
 from delegation.models import Run
 
@@ -87,10 +88,12 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
 
 
 def budget_take_delegation(
-    *, caller: Run, root: Run, callers_next: bool | None = None
+    *, caller: Run, root: Run, callers_next: bool | None = None, unchanged: Agent | None = None
 ) -> int | None:
     """Take one delegation from the turn of `root` for `caller`, with the model calls it needs,
     if the turn has them, in one statement; the model calls the expert may make, or None.
+    With `unchanged` (the expert as read earlier), also None when that agent was saved since,
+    or is no longer enabled and delegatable: the same statement confirms it.
 
     The calls taken: the expert's first (`Run.reserved_call`) and, unless it is taken
     already (`callers_next`: by default, unless the caller's next step has its call), the
@@ -102,11 +105,16 @@ def budget_take_delegation(
     if callers_next is None:
         callers_next = caller.reserved_call != caller.steps
     calls_taken = 2 if callers_next else 1
+    condition = f"{delegations} < %s AND {calls} + %s <= %s"
+    params: list[Any] = [limits["max_delegations"], calls_taken, limits["max_model_calls"]]
+    if unchanged is not None:
+        condition = f"{condition} AND {_unchanged_sql()}"
+        params += _unchanged_params(unchanged)
     row = _take(
         root,
         f"{delegations} = {delegations} + 1, {calls} = {calls} + {calls_taken}",
-        f"{delegations} < %s AND {calls} + %s <= %s",
-        [limits["max_delegations"], calls_taken, limits["max_model_calls"]],
+        condition,
+        params,
     )
     if row is None:
         return None
@@ -134,6 +142,31 @@ def budget_reserved_call(*, run: Run) -> BudgetState | None:
 
 def _column(name: str) -> str:
     return connection.ops.quote_name(Run._meta.get_field(name).column)
+
+
+# What says an agent is as it was read: every save sets `updated_at`, every revision bumps
+# `version`; availability is compared as it is now, whatever wrote it.
+_AGENT_AS_READ = ("id", "version", "updated_at", "enabled", "delegatable")
+
+
+def _unchanged_sql() -> str:
+    """`EXISTS (the agent, as it was read)`, for a take's condition."""
+
+    def column(name: str) -> str:
+        return connection.ops.quote_name(Agent._meta.get_field(name).column)
+
+    where = " AND ".join(f"{column(name)} = %s" for name in _AGENT_AS_READ)
+    return f"EXISTS (SELECT 1 FROM {connection.ops.quote_name(Agent._meta.db_table)} WHERE {where})"
+
+
+def _unchanged_params(agent: Agent) -> list[Any]:
+    """The values `_unchanged_sql` compares: the agent's as read, enabled and delegatable."""
+    values = {"id": agent.pk, "version": agent.version, "updated_at": agent.updated_at}
+    values |= {"enabled": True, "delegatable": True}
+    return [
+        Agent._meta.get_field(name).get_db_prep_value(values[name], connection)
+        for name in _AGENT_AS_READ
+    ]
 
 
 @functools.cache

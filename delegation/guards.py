@@ -28,11 +28,12 @@ def depth_limit(*, caller: Run) -> int:
     return min(caller.agent_config["max_depth"], root_limit, settings.DELEGATION_MAX_DEPTH)
 
 
-# Experts by name, with their access groups: compiled once per connection and number of names
-# (a leaf, with none, asks nothing).
+# Experts by name, with their access groups and what a run pins of them (a delegation to one
+# pins it from this read): compiled once per connection and number of names (a leaf, with none,
+# asks nothing).
 _CANDIDATES = PreparedLookup(
-    lambda names: Agent.objects.filter(
-        name__in=names, enabled=True, delegatable=True
+    lambda names: with_what_runs_pin(
+        Agent.objects.filter(name__in=names, enabled=True, delegatable=True)
     ).select_related("access_group"),
     keys=[Agent._meta.get_field("name")],
 )
@@ -40,8 +41,8 @@ _CANDIDATES = PreparedLookup(
 
 def _candidates(caller: Run) -> list[Agent]:
     """The caller's allowed experts that are enabled, delegatable and not on its path, as its
-    first delivery here read them (delegation.per_run: a delegation is checked again when
-    asked)."""
+    first delivery here read them (delegation.per_run: a delegation to one is confirmed
+    against the agent as it is when asked, `delegation_check`)."""
     names = [n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path]
     return per_run(caller, "candidates", lambda: _CANDIDATES.rows(names))
 
@@ -80,12 +81,21 @@ _TARGET = PreparedLookup(
 )
 
 
-def delegation_check(*, caller: Run, target_name: str) -> Agent:
-    """The target agent if every guard passes; else DelegationRefused saying which and why."""
+def delegation_check(*, caller: Run, target_name: str, as_offered: bool = False) -> Agent:
+    """The target agent if every guard passes; else DelegationRefused saying which and why.
+
+    The agent is read now, so that access or availability an admin changed since the model was
+    offered the expert is enforced; `as_offered`: as the delivery's offer of experts read it
+    when that holds it (no statement), which the caller must confirm unchanged in the
+    statement that takes the delegation (`delegation.budget.budget_take_delegation`'s
+    `unchanged`), and check again with `as_offered=False` if it changed."""
     allowed = caller.agent_config.get("allowed_subagents", [])
-    # Read now, not from the delivery's candidates: access or availability changed by an admin
-    # since the model was offered the expert is enforced.
-    target = _TARGET.row(target_name)
+    offered = (
+        next((a for a in _candidates(caller) if a.name == target_name), None)
+        if as_offered
+        else None
+    )
+    target = offered or _TARGET.row(target_name)
     if target is None:
         raise DelegationRefused(
             "delegation_unknown_target",

@@ -6,7 +6,8 @@ next model call: the experts it may be offered, its routing policy and the routi
 prompt shows; three statements of the hop's 27. They are kept here per run instead, for as
 long as the process holds few enough runs (`RUNS`, the oldest dropped first). What is kept is
 what the model is offered, not what it is allowed: a delegation is checked against the agents
-as they are when it is asked (`delegation.guards.delegation_check`).
+as they are when it is asked (`delegation.guards.delegation_check`; an offered expert is
+confirmed unchanged by the statement that takes the delegation, not read again).
 """
 
 from __future__ import annotations

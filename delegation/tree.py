@@ -11,6 +11,7 @@ from django.db.models import JSONField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from agents.models import Agent
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
@@ -58,25 +59,12 @@ def delegation_begin(
     raw = call["function"]["arguments"]
     try:
         arguments = delegate_arguments(raw)
-        target = delegation_check(caller=caller, target_name=arguments["target"])
+        target, calls_left = _checked_and_taken(caller, arguments["target"])
     except ValueError as exc:
         return _refuse(caller, emitter, call, message_id, raw, "invalid_arguments", str(exc))
     except DelegationRefused as exc:
         return _refuse(caller, emitter, call, message_id, raw, exc.code, exc.message)
     prompt = child_prompt(arguments["task"], arguments["context"])
-    # The child's calls: what the turn has left (the caller's answering call, and each one's
-    # above it, are taken already).
-    calls_left = budget_take_delegation(caller=caller, root=caller.root_or_self)
-    if calls_left is None:
-        return _refuse(
-            caller,
-            emitter,
-            call,
-            message_id,
-            raw,
-            "delegation_budget",
-            _("This turn has no budget left to ask another expert."),
-        )
     reason = arguments["reason"].strip() or (
         f"Chosen by {caller.agent_config['display_name']} without a stated reason; "
         f"{target.display_name} is for: {target.description or ', '.join(target.tags) or '—'}"
@@ -111,6 +99,26 @@ def delegation_begin(
             data={"child_run_id": str(child.id), "target": target.name, "reason": reason},
         )
     return None
+
+
+def _checked_and_taken(caller: Run, name: str) -> tuple[Agent, int]:
+    """The expert `name` if the guards pass, and the model calls it may make, taken from the
+    turn's budget; DelegationRefused if not. The expert is the one the delivery's offer read,
+    confirmed unchanged by the take's own statement; only if that fails is it read again and
+    checked as it is now (an admin's edit meanwhile, or a spent budget: the second take says)."""
+    target = delegation_check(caller=caller, target_name=name, as_offered=True)
+    # The child's calls: what the turn has left (the caller's answering call, and each one's
+    # above it, are taken already).
+    root = caller.root_or_self
+    calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target)
+    if calls_left is None:
+        target = delegation_check(caller=caller, target_name=name)
+        calls_left = budget_take_delegation(caller=caller, root=root)
+    if calls_left is None:
+        raise DelegationRefused(
+            "delegation_budget", _("This turn has no budget left to ask another expert.")
+        )
+    return target, calls_left
 
 
 def _refuse(

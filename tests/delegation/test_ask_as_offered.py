@@ -1,0 +1,100 @@
+"""A delegation asked of an expert the delivery offered is not read again: the statement that
+takes it from the turn's budget confirms the expert unchanged, and an expert an admin changed
+meanwhile is read and checked again, as it is now (delegation.tree._checked_and_taken)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from django.contrib.auth.models import Group
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from agents.models import Agent
+from agents.services import agent_revision_record
+from delegation.emitter import RunEmitter
+from delegation.guards import delegation_targets
+from delegation.models import Run
+from delegation.tree import delegation_begin
+from tests.delegation.conftest import make_team
+from tests.delegation.test_runner import start_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def offered(user):
+    """A lead whose delivery was offered its expert, finance (as its model request reads)."""
+    agents = make_team(lead=["finance"], finance=[])
+    run = start_run(user, agents["lead"])
+    run = Run.objects.select_related("user", "root").get(pk=run.pk)
+    assert [a.name for a in delegation_targets(caller=run)] == ["finance"]
+    return run
+
+
+def ask(run: Run, target: str = "finance") -> str | None:
+    """The lead asks `target`: None when the expert starts, else the refusal it reads."""
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "delegate", "arguments": json.dumps({"target": target, "task": "q"})},
+    }
+    return delegation_begin(caller=run, emitter=RunEmitter(run), call=call, message_id=uuid.uuid4())
+
+
+def refusal_code(result: str | None) -> str:
+    assert result is not None, "the expert was asked"
+    return json.loads(result)["error"]["code"]
+
+
+def agent_reads(captured) -> int:
+    return sum('FROM "agents_agent"' in q["sql"] for q in captured.captured_queries)
+
+
+def test_an_expert_unchanged_since_its_offer_is_asked_without_reading_it(offered):
+    with CaptureQueriesContext(connection) as captured:
+        assert ask(offered) is None
+    assert agent_reads(captured) == 1  # only the take's own check that it is unchanged
+    assert sum(q["sql"].startswith("SELECT") for q in captured.captured_queries) == 0
+    child = Run.objects.get(parent=offered)
+    assert child.agent_config["name"] == "finance"
+    assert Run.objects.get(pk=offered.pk).tree_delegations == 1
+
+
+def test_an_expert_disabled_after_its_offer_is_refused_and_takes_nothing(offered):
+    Agent.objects.filter(name="finance").update(enabled=False)  # no save: only the row says
+    assert refusal_code(ask(offered)) == "delegation_unavailable"
+    root = Run.objects.get(pk=offered.pk)
+    assert (root.tree_delegations, Run.objects.filter(parent=offered).count()) == (0, 0)
+
+
+def test_an_expert_restricted_after_its_offer_is_refused_for_a_user_outside_the_group(offered):
+    finance = Agent.objects.get(name="finance")
+    finance.access_group = Group.objects.create(name="finance-team")
+    finance.save()
+    agent_revision_record(agent=finance)
+    assert refusal_code(ask(offered)) == "delegation_forbidden"
+    assert Run.objects.filter(parent=offered).count() == 0
+
+
+def test_an_expert_edited_after_its_offer_runs_as_it_is_now(offered):
+    finance = Agent.objects.get(name="finance")
+    finance.system_prompt = "You are finance, edited."
+    finance.save()  # a plain save, no revision: `updated_at` still tells
+    assert ask(offered) is None
+    child = Run.objects.get(parent=offered)
+    assert child.agent_config["system_prompt"] == "You are finance, edited."
+    assert Run.objects.get(pk=offered.pk).tree_delegations == 1  # taken once
+
+
+def test_a_spent_budget_is_still_refused_as_a_budget(offered, settings):
+    Run.objects.filter(pk=offered.pk).update(tree_delegations=settings.TURN_MAX_DELEGATIONS)
+    assert refusal_code(ask(offered)) == "delegation_budget"
+    assert Run.objects.filter(parent=offered).count() == 0
+
+
+def test_an_expert_not_in_the_offer_is_read_and_checked(offered):
+    assert refusal_code(ask(offered, "ghost")) == "delegation_unknown_target"
+    assert refusal_code(ask(offered, "lead")) == "delegation_not_allowed"
