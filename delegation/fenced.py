@@ -101,12 +101,27 @@ RELEASE = PreparedUpdate(
 RESUMED = PreparedUpdate(
     lambda: (
         _by_id(),
-        {"status": RunStatus.QUEUED, "queued_at": _value("queued_at"), "waiting_since": None},
+        {
+            "status": RunStatus.QUEUED,
+            "queued_at": _value("queued_at"),
+            "waiting_since": None,
+            "tree_tokens": F("tree_tokens") + _value("tree_tokens"),
+        },
     )
 )
 WAITS_ON = PreparedSave(Run, "status")
-# ...or is resumed claimed already, by the worker that runs it next (delegation.services).
-RESUMED_CLAIMED = PreparedSave(Run, *CLAIMED, "queued_at", "waiting_since")
+# ...or is resumed claimed already, by the worker that runs it next (delegation.services). Both
+# count, as `tree_tokens`, the tokens of the expert whose end resumes the run when it is the
+# turn's root (0 otherwise), in the same statement.
+RESUMED_CLAIMED = PreparedUpdate(
+    lambda: (
+        _by_id(),
+        {
+            **_values(*CLAIMED, "queued_at", "waiting_since"),
+            "tree_tokens": F("tree_tokens") + _value("tree_tokens"),
+        },
+    )
+)
 # A run claimed in advance by a worker that will not run it after all goes back to the queue.
 HANDED_BACK = PreparedUpdate(
     lambda: (

@@ -26,7 +26,7 @@ from delegation.citations import (
 )
 from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter
-from delegation.ending import run_answer_ended, run_end, run_failure
+from delegation.ending import run_answer_ended, run_answer_reported, run_end, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS, fallback_plan
 from delegation.humans.models import ActivityKind, Verdict
@@ -46,7 +46,7 @@ from delegation.streaming import MessageStream
 from delegation.strict import run_is_strict, strict_refusal
 from delegation.tool_calls import message_id_for, run_tool_calls, save_progress
 from delegation.transcript import pending_tool_calls
-from delegation.tree import delegation_reattempt
+from delegation.tree import delegation_caller, delegation_reattempt
 from delegation.usage.services import Charge, usage_charge, usage_hold
 
 logger = logging.getLogger(__name__)
@@ -235,13 +235,25 @@ def _model_call(
         run.transcript = [*run.transcript, _assistant_entry(stream.text, calls)]
         root = run.root_id is None
         tokens = usage.total_tokens if root else 0
+        # ...an expert's answer that ends it is also reported to its caller in that commit.
+        # Its caller is locked before its own row, as a stop locks them (root first): an
+        # expert of the root reads it first, and counts its tokens with the root's resumption;
+        # a deeper one counts them on the root first.
+        reports = ends and run.parent_id is not None
+        for_the_root = reports and run.parent_id == run.root_id
         with transaction.atomic():
-            charged = charge(tokens_saved_with_step=root)
+            caller = delegation_caller(child=run) if for_the_root else None
+            charged = charge(tokens_saved_with_step=root or for_the_root)
+            if reports and not for_the_root:
+                caller = delegation_caller(child=run)
             if stream.started:
                 citations = None if calls else run.citations
                 stream.complete(usage=charged.message_usage(), citations=citations)
             if ends:
                 _save_as_end(run, emitter, stream.text, tokens)
+                if reports:
+                    counted = usage.total_tokens if for_the_root else 0
+                    run_answer_reported(run=run, emitter=emitter, caller=caller, tokens=counted)
             elif delegating:  # saved by its first write: a refusal's, or its wait
                 waiting = run_tool_calls(
                     run,
@@ -254,6 +266,7 @@ def _model_call(
             else:
                 save_progress(run, emitter, tokens=tokens)
     except Exception as exc:
+        emitter.closing = False  # (a report undone with its commit: the run has not ended)
         with transaction.atomic():  # ...but the call was made: what it cost stays on record
             charge()
         if isinstance(exc, RunStopped):
@@ -268,7 +281,7 @@ def _model_call(
     if calls:
         return WAITING if waiting else CONTINUE
     if ends:
-        run_answer_ended(run=run, emitter=emitter)
+        run_answer_ended(run=run, emitter=emitter, reported=reports)
         return ENDED
     return StepResult(StepKind.ANSWERED, stream.text, checks)
 

@@ -21,10 +21,11 @@ from agents.services import agent_snapshot
 from config.db import row_or_none
 from config.enqueue import enqueue
 from config.prepared import PreparedInsert, PreparedLookup
-from delegation.budget import budget_initial
+from delegation.budget import budget_charge_tokens, budget_initial
 from delegation.ended import EndWatch
 from delegation.fenced import (
     CLAIM,
+    CLAIMED,
     FINISH,
     HANDED_BACK,
     HEARTBEAT,
@@ -335,11 +336,14 @@ def run_save_progress(*, run: Run, tokens: int = 0) -> None:
     run.tree_tokens += tokens  # (a root's: the experts it started read its counters)
 
 
-def with_waits(runs: QuerySet[Run]) -> QuerySet[Run]:
+def with_waits(runs: QuerySet[Run], *, besides: Any = None) -> QuerySet[Run]:
     """`runs` with what each still waits for, read in the same statement: `person` (an inbox
-    item pending) and `expert` (an expert working)."""
+    item pending) and `expert` (an expert working; `besides`: other than the expert of that
+    key, one ending in this transaction)."""
     person = InboxItem.objects.filter(run_id=OuterRef("pk"), status=ItemStatus.PENDING)
     expert = Run.objects.filter(parent_id=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
+    if besides is not None:
+        expert = expert.exclude(pk=besides)
     return runs.annotate(person=Exists(person), expert=Exists(expert))
 
 
@@ -414,7 +418,9 @@ def run_wait(*, run: Run, status: str = RunStatus.WAITING, tokens: int = 0) -> N
     run.tree_tokens += tokens  # (a root's: the experts it just started read its counters)
 
 
-def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str = "") -> bool:
+def run_resume_if_ready(
+    *, run_id: Any, locked: Run | None = None, worker: str = "", tokens: int = 0
+) -> bool:
     """Re-enqueue a waiting run once nothing is left to wait for (True), or move it between
     `waiting` and `waiting_human` as what it waits for changes. Call inside a transaction:
     the run's row lock makes the last of several concurrent ends resume it exactly once.
@@ -424,7 +430,9 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str =
     true (only the run itself adds to what it waits for, and at worst it is resumed, finds its
     experts working and waits again); anything still waited for is read again after the
     lock, which sees whatever was committed while the lock was awaited. `worker`: the worker
-    resuming it, which claims it at once when it runs it next (`_ready`).
+    resuming it, which claims it at once when it runs it next (`_ready`). `tokens`: an
+    expert's tokens to count against the turn, when the run is the turn's root (counted
+    whether it resumes or not: with its resumption, else on their own).
     """
     run = (
         locked
@@ -432,6 +440,7 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str =
         else row_or_none(Run.objects.select_for_update().filter(pk=run_id))
     )
     if run is None or run.status not in WAIT_STATUSES:
+        _count_tokens(run_id, tokens)
         return False  # still running (it will see the change itself), or ended
     # "Nothing left", read with the lock, holds; anything else is read now, after the lock (a
     # change committed while it was awaited, a sibling stopped or a person's answer, is only
@@ -442,13 +451,26 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str =
         if status != run.status:
             run.status = status
             WAITS_ON.save(run)
+        _count_tokens(run.pk, tokens)
         return False
     run.queued_at, run.waiting_since = timezone.now(), None
     if _ready(run, worker=worker):
-        RESUMED_CLAIMED.save(run)
+        RESUMED_CLAIMED.run(
+            id=run.pk,
+            **{name: getattr(run, name) for name in CLAIMED},
+            queued_at=run.queued_at,
+            waiting_since=None,
+            tree_tokens=tokens,
+        )
+        run.tree_tokens += tokens  # (handed over: its claim reads nothing)
     else:
-        RESUMED.run(id=run.pk, queued_at=run.queued_at)
+        RESUMED.run(id=run.pk, queued_at=run.queued_at, tree_tokens=tokens)
     return True
+
+
+def _count_tokens(root_id: Any, tokens: int) -> None:
+    if tokens:
+        budget_charge_tokens(root_id=root_id, tokens=tokens)
 
 
 def run_release(*, run: Run) -> None:

@@ -248,17 +248,19 @@ def _superseded_result(child: Run) -> dict[str, Any]:
     }
 
 
-def _caller_with_message(caller_id: Any, child_id: Any) -> QuerySet[Run]:
+def _caller_with_message(caller_id: Any, child_key: Any, child_id: Any) -> QuerySet[Run]:
     """The caller, locked, with what its steps use (the last expert's end hands it over to
     its own worker, whose claim then reads nothing), in one statement with what it still
-    waits for (`with_waits`) and its message of the delegation, found by the expert's run (a
+    waits for besides this expert (`with_waits`: its end may be saved after this read, in the
+    same transaction) and its message of the delegation, found by the expert's run (a
     reattempt is a message of its own): `delegation_message_id` and `delegation_tool`, None
     when the message is gone."""
     message = ChatMessage.objects.filter(
-        run_id=OuterRef("pk"), role=MessageRole.TOOL, tool__delegation__run_id=child_id
+        run_id=OuterRef("pk"), role=MessageRole.TOOL, tool__delegation__run_id=child_key
     ).order_by("created_at", "pk")
     return with_waits(
-        with_what_steps_use(Run.objects.select_for_update(of=("self",)).filter(pk=caller_id))
+        with_what_steps_use(Run.objects.select_for_update(of=("self",)).filter(pk=caller_id)),
+        besides=child_id,
     ).annotate(
         delegation_message_id=Subquery(message.values("pk")[:1]),
         delegation_tool=Subquery(message.values("tool")[:1], output_field=JSONField()),
@@ -267,20 +269,33 @@ def _caller_with_message(caller_id: Any, child_id: Any) -> QuerySet[Run]:
 
 # Compiled once per connection: a child's end is reported in one read.
 _CALLER = PreparedLookup(
-    _caller_with_message, keys=[Run._meta.pk, ChatMessage._meta.get_field("tool")]
+    _caller_with_message,
+    keys=[Run._meta.pk, ChatMessage._meta.get_field("tool"), Run._meta.pk],
 )
+
+
+def delegation_caller(*, child: Run) -> Run | None:
+    """The caller `child` reports its end to, locked, as `delegation_complete` reads it (None
+    when it is gone): read first by an expert whose answering step reports in its own commit,
+    so that its caller's row is locked before its own, as a stop locks them."""
+    return _CALLER.row(child.parent_id, str(child.id), child.id)
 
 
 # The delegation message's result and status, written when its expert ends.
 _REPORTED = PreparedSave(ChatMessage, "tool", "status", "updated_at")
 
 
-def delegation_complete(*, child: Run) -> None:
+_UNREAD: Any = object()
+
+
+def delegation_complete(*, child: Run, caller: Run | None = _UNREAD, tokens: int = 0) -> None:
     """Report a child's end to its caller; the last child to end re-enqueues the caller. An
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
-    for the new attempt."""
-    with transaction.atomic():
-        parent = _CALLER.row(child.parent_id, str(child.id))
+    for the new attempt. In the child's own commit when it gives `caller`, read locked by
+    `delegation_caller` in that transaction; `tokens`: its tokens, when its caller is the
+    turn's root, to count with the caller's resumption instead of on their own."""
+    with transaction.atomic(savepoint=False):  # (in the child's answering commit, or its own)
+        parent = delegation_caller(child=child) if caller is _UNREAD else caller
         if parent is None:
             return
         superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")
@@ -331,7 +346,7 @@ def delegation_complete(*, child: Run) -> None:
         )
         if not superseded:  # its caller, handed over, takes its result from here
             parent.experts_ended = {child.parent_tool_call_id: child}
-        run_resume_if_ready(run_id=parent.pk, locked=parent, worker=child.worker)
+        run_resume_if_ready(run_id=parent.pk, locked=parent, worker=child.worker, tokens=tokens)
 
 
 def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from config import enqueue
 from tests.factories import make_agent
 from tests.fake_openai import Team
 
@@ -35,3 +36,13 @@ def make_team(**subagents: list[str]) -> dict[str, object]:
 
             agent_revision_record(agent=agents[name])
     return agents
+
+
+@pytest.fixture
+def sent(settings, monkeypatch) -> list:
+    """Work published to a worker (none runs): task bodies run here, keeping what they may."""
+    settings.TASKS_RUN_SYNC = False
+    settings.CELERY_BROKER_URL = ""
+    published = []
+    monkeypatch.setattr(enqueue, "_publish", lambda task, args: published.append(args))
+    return published

@@ -14,7 +14,6 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from config import enqueue
 from delegation import services, tasks
 from delegation.emitter import RunEmitter
 from delegation.ending import run_stop
@@ -27,16 +26,6 @@ from tests.delegation.test_runner import start_run
 from tests.fake_openai import delegate, text
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def sent(settings, monkeypatch) -> list:
-    """Work published to a worker (none runs): task bodies run here, keeping what they may."""
-    settings.TASKS_RUN_SYNC = False
-    settings.CELERY_BROKER_URL = ""
-    published = []
-    monkeypatch.setattr(enqueue, "_publish", lambda task, args: published.append(args))
-    return published
 
 
 @pytest.fixture

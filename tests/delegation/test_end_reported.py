@@ -1,0 +1,191 @@
+"""An expert whose answer ends it reports to its caller in its answering step's own commit: its
+answer, its end, the caller's message of the delegation, the activity row and the caller's
+resumption are written together, and the expert's tokens are counted exactly once, whoever
+counts them (the root's resumption, the root on its own, or a failure's charge)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F, Sum
+
+from chat.models import ChatMessage, MessageRole
+from delegation import tree
+from delegation.humans.models import Activity, ActivityKind
+from delegation.models import Run, RunStatus
+from delegation.tasks import advance_run
+from delegation.usage.models import UsageRecord
+from tests.delegation.conftest import make_team
+from tests.delegation.test_runner import start_run
+from tests.fake_openai import delegate, text, tool_calls
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def run_turn(root: Run, published: list) -> None:
+    """Run the turn as a worker does: its task bodies, each taking what the last one sent."""
+    pending = [str(root.pk)]
+    while pending:
+        advance_run.run(pending.pop(0))
+        pending += [args[0] for args in published]
+        published.clear()
+
+
+def spent(root: Run) -> int:
+    """The tokens the turn's ledger rows say its calls used."""
+    rows = UsageRecord.objects.filter(root_id=root.pk)
+    return rows.aggregate(n=Sum(F("prompt_tokens") + F("completion_tokens")))["n"]
+
+
+class Writes:
+    """Every statement and commit on the test's connection, in order."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.log: list[str] = []
+        commit = connection.commit
+
+        def logged_commit() -> None:
+            self.log.append("COMMIT")
+            commit()
+
+        monkeypatch.setattr(connection, "commit", logged_commit)
+
+    def __call__(self, execute, sql, params, many, context):
+        self.log.append(f"{sql} {params!r}")
+        return execute(sql, params, many, context)
+
+    def commit_of(self, *needles: str) -> int:
+        """Which commit the first statement containing all `needles` (in its SQL or its
+        values) belongs to (0, 1, …)."""
+        commits = 0
+        for sql in self.log:
+            if sql == "COMMIT":
+                commits += 1
+            elif all(needle in sql for needle in needles):
+                return commits
+        raise AssertionError(f"no statement with {needles!r}")
+
+
+def test_an_expert_s_answer_end_report_and_its_caller_s_resumption_are_one_commit(
+    team, user, sent, monkeypatch
+):
+    agents = make_team(lead=["expert"], expert=[])
+    team.script("lead", delegate("expert", "Q3?"), text("Finance: 60."))
+    team.script("expert", text("The Q3 budget is 60."))
+    root = start_run(user, agents["lead"])
+    writes = Writes(monkeypatch)
+    with connection.execute_wrapper(writes):
+        run_turn(root, sent)
+    expert = Run.objects.get(parent=root)
+    assert expert.status == RunStatus.SUCCEEDED
+    end = writes.commit_of(
+        'UPDATE "delegation_run" SET "status" = %s, "answer"', "'The Q3 budget is 60.'"
+    )
+    assert writes.commit_of('INSERT INTO "humans_activity"') < end  # the ask, in the lead's step
+    together = [
+        ('INSERT INTO "chat_chatmessage"', "'The Q3 budget is 60.'"),  # the expert's message
+        ('UPDATE "chat_chatmessage" SET "tool"',),  # the lead's message of the delegation
+        ('INSERT INTO "humans_activity"', "Expert → Lead: succeeded"),
+        ('"lease_token" = %s, "worker" = %s, "queued_at" = %s, "waiting_since"',),  # resumed
+    ]
+    assert [writes.commit_of(*needles) for needles in together] == [end] * len(together)
+    root.refresh_from_db()
+    assert root.status == RunStatus.SUCCEEDED and root.answer == "Finance: 60."
+    assert root.tree_tokens == spent(root) > 0
+
+
+@pytest.mark.parametrize("shape", ["depth 1", "depth 2", "fan-out", "inline"])
+def test_a_turn_counts_each_call_s_tokens_once(team, user, sent, settings, shape):
+    if shape == "depth 2":
+        agents = make_team(lead=["mid"], mid=["leaf"], leaf=[])
+        team.script("lead", delegate("mid"), text("lead done"))
+        team.script("mid", delegate("leaf"), text("mid done"))
+        team.script("leaf", text("leaf done"))
+    elif shape == "fan-out":
+        agents = make_team(lead=["a", "b"], a=[], b=[])
+        team.script(
+            "lead",
+            tool_calls(
+                ("delegate", {"target": "a", "task": "x"}),
+                ("delegate", {"target": "b", "task": "y"}),
+            ),
+            text("lead done"),
+        )
+        team.script("a", text("a done"))
+        team.script("b", text("b done"))
+    else:
+        agents = make_team(lead=["expert"], expert=[])
+        team.script("lead", delegate("expert"), text("lead done"))
+        team.script("expert", text("expert done"))
+    if shape == "inline":
+        settings.TASKS_RUN_SYNC = True
+    root = start_run(user, agents["lead"])
+    run_turn(root, sent)
+    root.refresh_from_db()
+    assert root.status == RunStatus.SUCCEEDED and root.answer == "lead done"
+    assert Run.objects.filter(root=root).exclude(status=RunStatus.SUCCEEDED).count() == 0
+    assert root.tree_tokens == spent(root) > 0
+
+
+def test_a_report_that_fails_undoes_the_expert_s_end_and_its_caller_still_hears(
+    team, user, sent, monkeypatch
+):
+    agents = make_team(lead=["expert"], expert=[])
+    team.script("lead", delegate("expert", "Q3?"), text("The expert could not answer."))
+    team.script("expert", text("The Q3 budget is 60."))
+    record, failures = tree.activity_record, []
+
+    def flaky(**row):
+        if row["kind"] == ActivityKind.DELEGATION_ANSWERED and not failures:
+            failures.append(row)
+            raise DatabaseError("the report's write failed")
+        return record(**row)
+
+    monkeypatch.setattr(tree, "activity_record", flaky)
+    root = start_run(user, agents["lead"])
+    run_turn(root, sent)
+    expert = Run.objects.get(parent=root)
+    # Its end went with the report: neither stands; the run ended failed instead, and that
+    # end was reported on its own, so the lead went on and answered.
+    assert failures and expert.status == RunStatus.FAILED
+    assert expert.error["code"] == "internal_error"
+    activity = set(Activity.objects.filter(run=expert).values_list("kind", flat=True))
+    assert activity == {ActivityKind.ERROR, ActivityKind.DELEGATION_FAILED}
+    message = ChatMessage.objects.get(run=root, role=MessageRole.TOOL)
+    assert message.tool["ok"] is False and message.tool["delegation"]["status"] == "failed"
+    root.refresh_from_db()
+    assert root.status == RunStatus.SUCCEEDED
+    assert root.tree_tokens == spent(root) > 0  # the expert's call counted once, by its charge
+
+
+def test_a_caller_read_before_its_expert_s_end_does_not_wait_for_that_expert(team, user):
+    agents = make_team(lead=["a", "b"], a=[], b=[])
+    root = start_run(user, agents["lead"])
+    experts = [
+        Run.objects.create(
+            id=uuid.uuid4(),
+            parent=root,
+            root=root,
+            session=root.session,
+            user=user,
+            agent=agents[name],
+            agent_version=1,
+            agent_config={"name": name, "display_name": name},
+            parent_tool_call_id=f"call_{name}",
+            depth=1,
+            task="t",
+            deadline=root.deadline,
+            status=RunStatus.RUNNING,
+        )
+        for name in ("a", "b")
+    ]
+    Run.objects.filter(pk=root.pk).update(status=RunStatus.WAITING)
+    with transaction.atomic():
+        caller = tree.delegation_caller(child=experts[0])
+        assert caller.expert  # b still works
+    Run.objects.filter(pk=experts[1].pk).update(status=RunStatus.SUCCEEDED)
+    with transaction.atomic():
+        caller = tree.delegation_caller(child=experts[0])
+        assert not caller.expert  # only a, which is ending, is left
