@@ -108,7 +108,7 @@ def budget_take_delegation(
     condition = f"{delegations} < %s AND {calls} + %s <= %s"
     params: list[Any] = [limits["max_delegations"], calls_taken, limits["max_model_calls"]]
     if unchanged is not None:
-        condition = f"{condition} AND {_unchanged_sql()}"
+        condition = f"{condition} AND {_unchanged_sql(connection.vendor)}"
         params += _unchanged_params(unchanged)
     row = _take(
         root,
@@ -149,8 +149,10 @@ def _column(name: str) -> str:
 _AGENT_AS_READ = ("id", "version", "updated_at", "enabled", "delegatable")
 
 
-def _unchanged_sql() -> str:
-    """`EXISTS (the agent, as it was read)`, for a take's condition."""
+@functools.cache
+def _unchanged_sql(vendor: str) -> str:
+    """`EXISTS (the agent, as it was read)`, for a take's condition (built once per database
+    kind, as `_take_sql`)."""
 
     def column(name: str) -> str:
         return connection.ops.quote_name(Agent._meta.get_field(name).column)

@@ -169,3 +169,8 @@ def held(run: Run) -> dict[str, Any]:
 def working(run: Run) -> dict[str, Any]:
     """The values of `run`'s working state as it is now."""
     return {name: getattr(run, name) for name in WORKING}
+
+
+def claimed(run: Run) -> dict[str, Any]:
+    """The values a claim leaves on `run`, as it is now (`CLAIMED`)."""
+    return {name: getattr(run, name) for name in CLAIMED}

@@ -25,7 +25,6 @@ from delegation.budget import budget_charge_tokens, budget_initial
 from delegation.ended import EndWatch
 from delegation.fenced import (
     CLAIM,
-    CLAIMED,
     FINISH,
     HANDED_BACK,
     HEARTBEAT,
@@ -35,6 +34,7 @@ from delegation.fenced import (
     RESUMED_CLAIMED,
     WAIT,
     WAITS_ON,
+    claimed,
     held,
     working,
 )
@@ -457,7 +457,7 @@ def run_resume_if_ready(
     if _ready(run, worker=worker):
         RESUMED_CLAIMED.run(
             id=run.pk,
-            **{name: getattr(run, name) for name in CLAIMED},
+            **claimed(run),
             queued_at=run.queued_at,
             waiting_since=None,
             tree_tokens=tokens,
