@@ -37,7 +37,17 @@ _UPSERT = PreparedInsert(
 _FIRST_SAVE = PreparedInsert(ChatMessage, on_conflict=OnConflict.IGNORE)
 
 
-def message_upsert(
+def message_upsert(**fields: Any) -> None:
+    """Insert or update an agent/tool message in one statement (a replayed step rewrites it);
+    `fields` as `message_row` takes them.
+
+    NUL characters (which Postgres cannot store) are dropped from model-written text.
+    `created_at`: when it appeared, if before now (kept by an update).
+    """
+    _UPSERT.insert(message_row(**fields))
+
+
+def message_row(
     *,
     message_id: uuid.UUID,
     session_id: uuid.UUID,
@@ -51,29 +61,29 @@ def message_upsert(
     citations: list[dict[str, Any]] | None = None,
     usage: dict[str, Any] | None = None,
     created_at: datetime | None = None,
-) -> None:
-    """Insert or update an agent/tool message in one statement (a replayed step rewrites it).
-
-    NUL characters (which Postgres cannot store) are dropped from model-written text.
-    `created_at`: when it appeared, if before now (kept by an update).
-    """
-    content = _storable(content)
-    _UPSERT.insert(
-        ChatMessage(
-            id=message_id,
-            created_at=created_at or timezone.now(),
-            session_id=session_id,
-            role=role,
-            run_id=run_id,
-            agent=agent,
-            content=content,
-            tool=tool,
-            status=status,
-            model=model,
-            citations=citations or [],
-            usage=usage or None,
-        )
+) -> ChatMessage:
+    """The whole row `message_upsert` writes, unsaved: to write with others of the same
+    commit in one statement (`messages_upsert`)."""
+    return ChatMessage(
+        id=message_id,
+        created_at=created_at or timezone.now(),
+        session_id=session_id,
+        role=role,
+        run_id=run_id,
+        agent=agent,
+        content=_storable(content),
+        tool=tool,
+        status=status,
+        model=model,
+        citations=citations or [],
+        usage=usage or None,
     )
+
+
+def messages_upsert(rows: list[ChatMessage]) -> None:
+    """Insert or update whole message rows (`message_row`), each as `message_upsert` would,
+    in one statement."""
+    _UPSERT.insert_all(rows)
 
 
 def message_text_save(

@@ -246,14 +246,18 @@ def _model_call(
             charged = charge(tokens_saved_with_step=root or for_the_root)
             if reports and not for_the_root:
                 caller = delegation_caller(child=run)
+            answer = None  # (an expert that reports writes it with its caller's message)
             if stream.started:
                 citations = None if calls else run.citations
-                stream.complete(usage=charged.message_usage(), citations=citations)
+                usage_shown = charged.message_usage()
+                answer = stream.complete(usage=usage_shown, citations=citations, save=not reports)
             if ends:
                 _save_as_end(run, emitter, stream.text, tokens)
                 if reports:
                     counted = usage.total_tokens if for_the_root else 0
-                    run_answer_reported(run=run, emitter=emitter, caller=caller, tokens=counted)
+                    run_answer_reported(
+                        run=run, emitter=emitter, caller=caller, tokens=counted, answer=answer
+                    )
             elif delegating:  # saved by its first write: a refusal's, or its wait
                 waiting = run_tool_calls(
                     run,

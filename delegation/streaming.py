@@ -12,7 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from chat.services import message_upsert
+from chat.services import message_row, messages_upsert
 from delegation.checkpoints import INTERVAL, Checkpoint, checkpoint_write, checkpoints
 from delegation.emitter import RunEmitter
 from delegation.models import FINAL_STATUSES, Run
@@ -57,15 +57,20 @@ class MessageStream:
         usage: dict[str, int],
         status: str = MessageStatus.COMPLETED,
         citations: list[dict[str, Any]] | None = None,
-    ) -> None:
-        """Send what is left, save the whole text and emit `message.completed`. Unfenced: call
-        it inside a transaction that ends with the run's fenced write (`run_save_progress`),
-        which undoes this save (and its events) when the run is no longer ours."""
+        save: bool = True,
+    ) -> ChatMessage:
+        """Send what is left, save the whole text and emit `message.completed`; the message's
+        row. Unfenced: call it inside a transaction that ends with the run's fenced write
+        (`run_save_progress`), which undoes this save (and its events) when the run is no
+        longer ours. Without `save`, the row is for the caller to write in that transaction,
+        with others (`messages_upsert`)."""
         if not self._started:
             self._start()
         checkpoints().withdraw(self._checkpoint)
         self._flush(time.monotonic())
-        self._save(status, citations, usage)
+        row = self._row(status, citations, usage)
+        if save:
+            messages_upsert([row])
         self.emitter.streaming.discard(self.message_id)
         self.emitter.emit(
             "message.completed",
@@ -76,6 +81,7 @@ class MessageStream:
             model=self.model_label,
             citations=citations or [],
         )
+        return row
 
     def persist(self) -> None:
         """Save the text so far, still streaming (the run's end closes the message)."""
@@ -176,15 +182,18 @@ class MessageStream:
             "created_at": self._started_at,
         }
 
-    def _save(
+    def _save(self, status: str, *, text: str | None = None) -> None:
+        messages_upsert([self._row(status, text=text)])
+
+    def _row(
         self,
         status: str,
         citations: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
         *,
         text: str | None = None,
-    ) -> None:
-        message_upsert(
+    ) -> ChatMessage:
+        return message_row(
             message_id=self.message_id,
             role=MessageRole.AGENT,
             content=self.text if text is None else text,

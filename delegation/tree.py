@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
@@ -14,8 +15,8 @@ from django.utils.translation import gettext_lazy
 from agents.models import Agent
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from chat.services import message_upsert
-from config.prepared import PreparedLookup, PreparedSave
+from chat.services import message_row, message_upsert, messages_upsert
+from config.prepared import PreparedLookup
 from delegation.budget import budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
@@ -282,21 +283,45 @@ def delegation_caller(*, child: Run) -> Run | None:
 
 
 # The delegation message's result and status, written when its expert ends.
-_REPORTED = PreparedSave(ChatMessage, "tool", "status", "updated_at")
+def _reported_message(caller: Run, result: dict[str, Any], status: str) -> ChatMessage:
+    """The caller's message of the delegation, whole (as `_save_message` wrote it), with the
+    expert's result: written by id, as it is written when asked."""
+    tool = caller.delegation_tool
+    # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
+    stopped = caller.status == RunStatus.CANCELLED
+    return message_row(
+        message_id=caller.delegation_message_id,
+        session_id=caller.session_id,
+        role=MessageRole.TOOL,
+        run_id=caller.id,
+        agent=agent_tag(caller),
+        status=MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED,
+        tool={**tool, **result, "delegation": {**tool.get("delegation", {}), "status": status}},
+    )
 
 
 _UNREAD: Any = object()
 
 
-def delegation_complete(*, child: Run, caller: Run | None = _UNREAD, tokens: int = 0) -> None:
+def delegation_complete(
+    *,
+    child: Run,
+    caller: Run | None = _UNREAD,
+    tokens: int = 0,
+    along: Sequence[ChatMessage] = (),
+) -> None:
     """Report a child's end to its caller; the last child to end re-enqueues the caller. An
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
     for the new attempt. In the child's own commit when it gives `caller`, read locked by
     `delegation_caller` in that transaction; `tokens`: its tokens, when its caller is the
-    turn's root, to count with the caller's resumption instead of on their own."""
+    turn's root, to count with the caller's resumption instead of on their own; `along`: the
+    child's message rows of that commit still to write (`message_row`), written in one
+    statement with the caller's message of the delegation."""
     with transaction.atomic(savepoint=False):  # (in the child's answering commit, or its own)
         parent = delegation_caller(child=child) if caller is _UNREAD else caller
         if parent is None:
+            if along:
+                messages_upsert(list(along))
             return
         superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")
         if superseded:
@@ -304,21 +329,12 @@ def delegation_complete(*, child: Run, caller: Run | None = _UNREAD, tokens: int
         else:
             result, status = json.loads(delegation_result(child=child)), child.status
         summary = child.answer[:300] if result["ok"] else result["error"]["message"]
-        message = None
+        message, rows = None, list(along)
         if parent.delegation_message_id is not None:
-            tool = parent.delegation_tool
-            # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
-            stopped = parent.status == RunStatus.CANCELLED
-            message = ChatMessage(
-                id=parent.delegation_message_id,
-                tool={
-                    **tool,
-                    **result,
-                    "delegation": {**tool.get("delegation", {}), "status": status},
-                },
-                status=MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED,
-            )
-            _REPORTED.save(message)
+            message = _reported_message(parent, result, status)
+            rows.append(message)
+        if rows:
+            messages_upsert(rows)
         emit(
             envelope(
                 "delegation.completed",

@@ -227,6 +227,40 @@ def test_an_upsert_updates_the_fields_it_names_as_bulk_create_does(runs):
     assert ours.created_at == kept.created_at and ours.updated_at > kept.updated_at
 
 
+def test_several_rows_are_upserted_in_one_statement_as_bulk_create_upserts_them(runs):
+    session = runs[0].session
+    fields = ["content", "status", "tool", "updated_at"]
+    upsert = PreparedInsert(
+        ChatMessage, on_conflict=OnConflict.UPDATE, unique_fields=["id"], update_fields=fields
+    )
+    ours, theirs = [message(session, "so far")], [message(session, "so far")]
+    ChatMessage.objects.bulk_create([*ours, *theirs])
+    ours.append(message(session, "第二", MessageStatus.COMPLETED, tool={"ok": True}))
+    theirs.append(message(session, "第二", MessageStatus.COMPLETED, tool={"ok": True}))
+    ours[0] = message(session, "whole", MessageStatus.COMPLETED, id=ours[0].pk, model="x")
+    theirs[0] = message(session, "whole", MessageStatus.COMPLETED, id=theirs[0].pk, model="x")
+    with CaptureQueriesContext(connection) as queries:
+        upsert.insert_all(ours)
+    ChatMessage.objects.bulk_create(
+        theirs, update_conflicts=True, unique_fields=["id"], update_fields=fields
+    )
+    assert len(queries) == 1
+    assert [row(m) for m in ours] == [row(m) for m in theirs]
+    assert ChatMessage.objects.get(pk=ours[0].pk).model == ""  # (not among those updated)
+    again = [message(session, "three", id=ours[0].pk), message(session, "four", id=ours[1].pk)]
+    with CaptureQueriesContext(connection) as queries:
+        upsert.insert_all(again)  # (compiled once for two rows: run again as it is)
+    assert [ChatMessage.objects.get(pk=m.pk).content for m in again] == ["three", "four"]
+    # Postgres is given one array per column (UNNEST), as bulk_create gives it; SQLite rows.
+    assert ("UNNEST" in queries[0]["sql"]) == (connection.vendor == "postgresql")
+
+
+def test_several_rows_the_database_would_number_are_refused(runs):
+    inserter = PreparedInsert(Activity)
+    with pytest.raises(ValueError, match="given their keys"):
+        inserter.insert_all([Activity(kind=ActivityKind.DELEGATION_ANSWERED, summary="x")] * 2)
+
+
 def test_an_insert_that_ignores_conflicts_leaves_the_row_as_it_was(runs):
     session = runs[0].session
     ignore = PreparedInsert(ChatMessage, on_conflict=OnConflict.IGNORE)

@@ -85,8 +85,8 @@ def test_an_expert_s_answer_end_report_and_its_caller_s_resumption_are_one_commi
     )
     assert writes.commit_of('INSERT INTO "humans_activity"') < end  # the ask, in the lead's step
     together = [
-        ('INSERT INTO "chat_chatmessage"', "'The Q3 budget is 60.'"),  # the expert's message
-        ('UPDATE "chat_chatmessage" SET "tool"',),  # the lead's message of the delegation
+        # the expert's message and the lead's message of the delegation, in one statement
+        ('INSERT INTO "chat_chatmessage"', "'The Q3 budget is 60.'", "MessageRole.TOOL"),
         ('INSERT INTO "humans_activity"', "Expert → Lead: succeeded"),
         ('"lease_token" = %s, "worker" = %s, "queued_at" = %s, "waiting_since"',),  # resumed
     ]
@@ -94,6 +94,43 @@ def test_an_expert_s_answer_end_report_and_its_caller_s_resumption_are_one_commi
     root.refresh_from_db()
     assert root.status == RunStatus.SUCCEEDED and root.answer == "Finance: 60."
     assert root.tree_tokens == spent(root) > 0
+
+
+def test_the_caller_s_message_written_with_the_expert_s_answer_keeps_all_it_had(
+    team, user, sent
+):
+    agents = make_team(lead=["expert"], expert=[])
+    team.script("lead", delegate("expert", "Q3?"), text("Finance: 60."))
+    team.script("expert", text("The Q3 budget is 60."))
+    root = start_run(user, agents["lead"])
+    run_turn(root, sent)
+    expert = Run.objects.get(parent=root)
+    told = ChatMessage.objects.get(run=root, role=MessageRole.TOOL)
+    answer = ChatMessage.objects.get(run=expert, role=MessageRole.AGENT)
+    assert (answer.content, answer.status) == ("The Q3 budget is 60.", "completed")
+    # As the lead's ask wrote it (whose it is, when it was asked), with the expert's result.
+    assert (told.session_id, told.agent, told.content, told.model) == (
+        root.session_id,
+        {"kind": "entry", "name": "lead", "display_name": "Lead", "depth": 0, "path": ["lead"]},
+        "",
+        "",
+    )
+    assert (told.citations, told.usage, told.status) == ([], None, "completed")
+    assert told.created_at < answer.created_at < told.updated_at
+    assert told.tool == {
+        "call_id": expert.parent_tool_call_id,
+        "name": "delegate",
+        "arguments": {"target": "expert", "task": "Q3?", "context": None, "reason": ""},
+        "delegation": {
+            "run_id": str(expert.pk),
+            "target": "expert",
+            "display_name": "Expert",
+            "task": "Q3?",
+            "status": "succeeded",
+        },
+        "ok": True,
+        "result": {"agent": "Expert", "answer": "The Q3 budget is 60."},
+    }
 
 
 @pytest.mark.parametrize("shape", ["depth 1", "depth 2", "fan-out", "inline"])
