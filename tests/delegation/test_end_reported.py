@@ -96,9 +96,7 @@ def test_an_expert_s_answer_end_report_and_its_caller_s_resumption_are_one_commi
     assert root.tree_tokens == spent(root) > 0
 
 
-def test_the_caller_s_message_written_with_the_expert_s_answer_keeps_all_it_had(
-    team, user, sent
-):
+def test_the_caller_s_message_written_with_the_expert_s_answer_keeps_all_it_had(team, user, sent):
     agents = make_team(lead=["expert"], expert=[])
     team.script("lead", delegate("expert", "Q3?"), text("Finance: 60."))
     team.script("expert", text("The Q3 budget is 60."))
