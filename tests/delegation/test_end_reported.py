@@ -1,7 +1,8 @@
 """An expert whose answer ends it reports to its caller in its answering step's own commit: its
 answer, its end, the caller's message of the delegation, the activity row and the caller's
 resumption are written together, and the expert's tokens are counted exactly once, whoever
-counts them (the root's resumption, the root on its own, or a failure's charge)."""
+counts them (the root's resumption, the root on its own, an expert's take of a delegation, or a
+failure's charge)."""
 
 from __future__ import annotations
 
@@ -131,12 +132,25 @@ def test_the_caller_s_message_written_with_the_expert_s_answer_keeps_all_it_had(
     }
 
 
-@pytest.mark.parametrize("shape", ["depth 1", "depth 2", "fan-out", "inline"])
+@pytest.mark.parametrize(
+    "shape",
+    ["depth 1", "depth 2", "depth 2, one refused", "depth 2, all refused", "fan-out", "inline"],
+)
 def test_a_turn_counts_each_call_s_tokens_once(team, user, sent, settings, shape):
-    if shape == "depth 2":
+    if shape.startswith("depth 2"):
         agents = make_team(lead=["mid"], mid=["leaf"], leaf=[])
         team.script("lead", delegate("mid"), text("lead done"))
-        team.script("mid", delegate("leaf"), text("mid done"))
+        # An expert's step that asks: its tokens counted by its first take, or on their own
+        # when every ask is refused.
+        asks = {
+            "depth 2": [("delegate", {"target": "leaf", "task": "x"})],
+            "depth 2, one refused": [
+                ("delegate", {"target": "nobody", "task": "x"}),
+                ("delegate", {"target": "leaf", "task": "y"}),
+            ],
+            "depth 2, all refused": [("delegate", {"target": "nobody", "task": "x"})],
+        }[shape]
+        team.script("mid", tool_calls(*asks), text("mid done"))
         team.script("leaf", text("leaf done"))
     elif shape == "fan-out":
         agents = make_team(lead=["a", "b"], a=[], b=[])
