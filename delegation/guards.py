@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -10,7 +13,7 @@ from agents.models import Agent
 from agents.selectors import agent_usable_by, with_what_runs_pin
 from config.prepared import PreparedLookup
 from delegation.models import Run
-from delegation.per_run import per_run
+from delegation.per_run import per_run, per_run_keep
 
 
 class DelegationRefused(Exception):
@@ -24,8 +27,7 @@ class DelegationRefused(Exception):
 
 def depth_limit(*, caller: Run) -> int:
     """The deepest a child of this caller may be: min(caller's limit, root's limit, global)."""
-    root_limit = (caller.root.agent_config if caller.root_id else caller.agent_config)["max_depth"]
-    return min(caller.agent_config["max_depth"], root_limit, settings.DELEGATION_MAX_DEPTH)
+    return min(caller.agent_config["max_depth"], _depth_bound(caller))
 
 
 # Experts by name, with their access groups and what a run pins of them (a delegation to one
@@ -37,14 +39,81 @@ _CANDIDATES = PreparedLookup(
     ).select_related("access_group"),
     keys=[Agent._meta.get_field("name")],
 )
+# The same, and in the same statement the experts those experts may ask (a level below).
+_CANDIDATES_AND_BELOW = PreparedLookup(
+    lambda names: with_what_runs_pin(
+        Agent.objects.filter(
+            Q(name__in=names)
+            | Exists(
+                Agent.allowed_subagents.through.objects.filter(
+                    to_agent=OuterRef("pk"), from_agent__name__in=names
+                )
+            ),
+            enabled=True,
+            delegatable=True,
+        )
+    ).select_related("access_group"),
+    keys=[Agent._meta.get_field("name")],
+)
+
+
+@dataclass(frozen=True)
+class _Offer:
+    """What a run's delivery read of the experts it may be offered: its own (enabled,
+    delegatable, not on its path), and, when they may ask experts of their own, every agent
+    they may ask (`below`, enabled and delegatable, in the read's order; None: not read)."""
+
+    experts: list[Agent]
+    below: list[Agent] | None = None
+
+
+def _offer(caller: Run) -> _Offer:
+    """The caller's offer, as its first delivery here read it (delegation.per_run), or as its
+    caller's read handed it down (`delegation_offer_hand_down`)."""
+    return per_run(caller, "candidates", lambda: _read_offer(caller))
+
+
+def _read_offer(caller: Run) -> _Offer:
+    names = _names(caller)
+    if not names:
+        return _Offer([])
+    if caller.depth + 2 > _depth_bound(caller):  # its experts may not ask further
+        return _Offer(_CANDIDATES.rows(names))
+    rows = _CANDIDATES_AND_BELOW.rows(names)
+    return _Offer([a for a in rows if a.name in names], rows)
+
+
+def _names(run: Run) -> list[str]:
+    """The experts a run may ask, but for those on its own path."""
+    return [n for n in run.agent_config.get("allowed_subagents", []) if n not in run.path]
 
 
 def _candidates(caller: Run) -> list[Agent]:
     """The caller's allowed experts that are enabled, delegatable and not on its path, as its
     first delivery here read them (delegation.per_run: a delegation to one is confirmed
     against the agent as it is when asked, `delegation_check`)."""
-    names = [n for n in caller.agent_config.get("allowed_subagents", []) if n not in caller.path]
-    return per_run(caller, "candidates", lambda: _CANDIDATES.rows(names))
+    return _offer(caller).experts
+
+
+def delegation_offer_hand_down(*, caller: Run, child: Run, target: Agent) -> None:
+    """Keep for `child` the experts it may be offered, from its caller's read when that read
+    them in the same statement as the caller's own (`_Offer.below`) and `target`, the agent
+    the child pins, is the one that read gave, with the experts the child is pinned to ask (an
+    eval's draft may pin others): its first delivery in this process then reads none (as a
+    later delivery keeps its first's read, delegation.per_run)."""
+    offer = _offer(caller)
+    if offer.below is None or not any(target is a for a in offer.experts):
+        return
+    names = set(_names(child))
+    if not names <= set(target.subagent_names or ()):
+        return
+    per_run_keep(child, "candidates", _Offer([a for a in offer.below if a.name in names]))
+
+
+def _depth_bound(caller: Run) -> int:
+    """The deepest any run below this caller may delegate to (its own limit aside)."""
+    root_limit = (caller.root.agent_config if caller.root_id else caller.agent_config)["max_depth"]
+    return min(root_limit, settings.DELEGATION_MAX_DEPTH)
 
 
 def delegation_targets(*, caller: Run) -> list[Agent]:

@@ -4,7 +4,9 @@ A run that waits for its experts is delivered again when they are done, usually 
 worker (its expert's end resumes it there). Each delivery read the same things again for its
 next model call: the experts it may be offered, its routing policy and the routing memory its
 prompt shows; three statements of the hop's 27. They are kept here per run instead, for as
-long as the process holds few enough runs (`RUNS`, the oldest dropped first). What is kept is
+long as the process holds few enough runs (`RUNS`, the oldest dropped first). An expert's
+offer can be read by its caller's, a level below in the same statement, and kept for it here
+before its first delivery (`delegation.guards`). What is kept is
 what the model is offered, not what it is allowed: a delegation is checked against the agents
 as they are when it is asked (`delegation.guards.delegation_check`; an offered expert is
 confirmed unchanged by the statement that takes the delegation, not read again).
@@ -37,12 +39,15 @@ class _Reads:
                 self._runs.move_to_end(run_id)
                 return reads[name]
         value = compute()  # outside the lock: a read of the database
+        self.put(run_id, name, value)
+        return value
+
+    def put(self, run_id: Any, name: str, value: Any) -> None:
         with self._lock:
             self._runs.setdefault(run_id, {})[name] = value
             self._runs.move_to_end(run_id)
             while len(self._runs) > RUNS:
                 self._runs.popitem(last=False)
-        return value
 
 
 _READS = PerProcess(_Reads)
@@ -52,3 +57,9 @@ def per_run(run: Any, name: str, compute: Callable[[], T]) -> T:
     """`compute()` for this run, read at its first delivery in this process and kept for the
     next ones (by the run's key and `name`)."""
     return _READS.get().get(run.pk, name, compute)
+
+
+def per_run_keep(run: Any, name: str, value: Any) -> None:
+    """Keep `value` as the run's `name`, read for it by another run (its caller's read of the
+    level below its own), for its first delivery in this process to find."""
+    _READS.get().put(run.pk, name, value)

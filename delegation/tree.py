@@ -20,7 +20,7 @@ from config.prepared import PreparedLookup
 from delegation.budget import budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
-from delegation.guards import DelegationRefused, delegation_check
+from delegation.guards import DelegationRefused, delegation_check, delegation_offer_hand_down
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import Plan, attempts_of, suggestion
 from delegation.humans.models import ActivityKind
@@ -81,6 +81,7 @@ def delegation_begin(
             max_steps=calls_left,
             worker=caller.worker,  # the caller runs here: its claim named this worker
         )
+        delegation_offer_hand_down(caller=caller, child=child, target=target)
         info = {
             "run_id": str(child.id),
             "target": target.name,

@@ -33,8 +33,8 @@ TURN_QUERY_BUDGET = 17
 # The same hop as a worker runs it: the expert, then its resumed caller, handed over to the
 # task body that made them ready, whose claims read nothing (delegation.services._ready).
 WORKER_HOP_QUERY_BUDGET = 12
-# The next level below it: an expert that asks an expert of its own (it reads which it may ask,
-# and its tokens and its expert's are counted on the turn's root, not on its own row).
+# The next level below it: an expert that asks an expert of its own (whose tokens are counted on
+# the turn's root, not on its own row, before its caller is read).
 WORKER_SECOND_HOP_QUERY_BUDGET = 13
 # What a turn in a session with history may add to that (whether a turn is running, the recent
 # history: the session's own agent is read with what a run pins of it, in one statement).
@@ -166,12 +166,12 @@ def test_a_hop_as_a_worker_runs_it_stays_within_its_budget(lead, user, settings,
 
 
 def deeper_team(body: dict) -> object:
-    """lead → mid for any question; mid → leaf while its task asks for depth 2."""
+    """lead → mid while the question asks for depth 1 or 2; mid → leaf for depth 2."""
     me = body["messages"][0]["content"]
     last = body["messages"][-1]
     if last["role"] != "user":
         return text("The ", "answer.")
-    if me.startswith("You are lead."):
+    if me.startswith("You are lead.") and "depth=0" not in last["content"]:
         return delegate("mid", last["content"])
     if me.startswith("You are mid.") and "depth=2" in last["content"]:
         return delegate("leaf", "look it up")
@@ -188,7 +188,10 @@ def test_a_second_hop_as_a_worker_runs_it_stays_within_its_budget(
     fake_openai.fallback = deeper_team
     make_team(lead=["mid"], mid=["leaf"], leaf=[])
     worker_queries(user, "warm up depth=1", published)
+    direct = worker_queries(user, "go depth=0", published)
     one = worker_queries(user, "go depth=1", published)
     two = worker_queries(user, "go depth=2", published)
-    print(f"queries in a worker: a depth-1 turn {one}, one more level {two - one}")
+    print(f"queries in a worker: a hop to an expert with its own {one - direct}, next {two - one}")
+    # Its experts were read with the lead's (delegation.guards): a hop as to one without.
+    assert 0 < one - direct <= WORKER_HOP_QUERY_BUDGET, (direct, one)
     assert 0 < two - one <= WORKER_SECOND_HOP_QUERY_BUDGET, (one, two)
