@@ -292,8 +292,6 @@ class _CompiledInsert:
         self.fields = [f for f in opts.concrete_fields if not f.generated]
         returning = []
         if opts.auto_field is not None and getattr(objs[0], opts.pk.attname) is None:
-            if len(objs) > 1:
-                raise ValueError("a prepared insert of several rows is given their keys")
             self.fields.remove(opts.auto_field)  # the database numbers it: read it back
             returning = [opts.auto_field]
             if not self.connection.features.can_return_columns_from_insert:
@@ -343,6 +341,11 @@ class PreparedInsert:
     def insert_all(self, objs: Sequence[Model]) -> None:
         """Insert `objs` in one statement (`insert`'s, with one row of values per object;
         compiled once per number of rows). Several rows are given their keys."""
+        if not objs:
+            raise ValueError("a prepared insert writes at least one row")
+        numbered = {getattr(obj, self.model._meta.pk.attname) is None for obj in objs}
+        if len(objs) > 1 and True in numbered:
+            raise ValueError("a prepared insert of several rows is given their keys")
         using = router.db_for_write(self.model, instance=objs[0])
         saved = self.on_conflict is None  # as save(); bulk_create sends no signals
         if saved:

@@ -99,29 +99,25 @@ def budget_take_delegation(
     already (`callers_next`: by default, unless the caller's next step has its call), the
     caller's next call, the one that reads the experts' answers (set on `caller`, saved with
     its step). So every run waiting on an expert has its answering call taken, and the
-    expert may use whatever the turn has left (its last call offers no tools).
-
-    The caller's step's tokens not yet counted on the turn (`Run.tokens_uncounted`: an
-    expert's step that asks experts of its own) are counted by the same statement."""
+    expert may use whatever the turn has left (its last call offers no tools)."""
     limits = root.budget or budget_initial()
     delegations, calls = _column("tree_delegations"), _column("tree_model_calls")
     if callers_next is None:
         callers_next = caller.reserved_call != caller.steps
     calls_taken = 2 if callers_next else 1
-    counts = f"{delegations} = {delegations} + 1, {calls} = {calls} + {calls_taken}"
-    counted: list[Any] = []
-    if caller.tokens_uncounted:
-        tokens = _column("tree_tokens")
-        counts, counted = f"{counts}, {tokens} = {tokens} + %s", [caller.tokens_uncounted]
     condition = f"{delegations} < %s AND {calls} + %s <= %s"
     params: list[Any] = [limits["max_delegations"], calls_taken, limits["max_model_calls"]]
     if unchanged is not None:
         condition = f"{condition} AND {_unchanged_sql(connection.vendor)}"
         params += _unchanged_params(unchanged)
-    row = _take(root, counts, condition, params, counted=counted)
+    row = _take(
+        root,
+        f"{delegations} = {delegations} + 1, {calls} = {calls} + {calls_taken}",
+        condition,
+        params,
+    )
     if row is None:
         return None
-    caller.tokens_uncounted = 0
     if callers_next:
         caller.reserved_call = caller.steps
     return limits["max_model_calls"] - row[0] + 1  # (its first call is among those counted)
@@ -188,18 +184,15 @@ def _take_sql(vendor: str, counts: str, condition: str) -> str:
     )
 
 
-def _take(
-    root: Run, counts: str, condition: str, params: list[Any], counted: list[Any] | None = None
-) -> tuple[int, ...] | None:
-    """Count on the root run (`counts`: `column = column + 1`, …, its placeholders' values in
-    `counted`) where `condition` holds (its values in `params`); the root's model calls,
-    tokens and delegations after it (set on `root` too), or None when the condition did not
-    hold. UPDATE … RETURNING (SQLite 3.35+, Postgres) reserves and reads in one round trip,
-    where the ORM's update() needs a second query to read."""
-    key = Run._meta.pk.get_db_prep_value(root.pk, connection)
+def _take(root: Run, counts: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
+    """Count on the root run (`counts`: `column = column + 1`, …) where `condition` holds;
+    the root's model calls, tokens and delegations after it (set on `root` too), or None when
+    the condition did not hold. UPDATE … RETURNING (SQLite 3.35+, Postgres) reserves and
+    reads in one round trip, where the ORM's update() needs a second query to read."""
     with connection.cursor() as cursor:
         cursor.execute(
-            _take_sql(connection.vendor, counts, condition), [*(counted or []), key, *params]
+            _take_sql(connection.vendor, counts, condition),
+            [Run._meta.pk.get_db_prep_value(root.pk, connection), *params],
         )
         row = cursor.fetchone()
     if row is not None:  # the root in memory counts as its row does now

@@ -65,6 +65,7 @@ class _Offer:
 
     experts: list[Agent]
     below: list[Agent] | None = None
+    step: int | None = None  # the run's step whose model request read it
 
 
 def _offer(caller: Run) -> _Offer:
@@ -80,7 +81,7 @@ def _read_offer(caller: Run) -> _Offer:
     if caller.depth + 2 > _depth_bound(caller):  # its experts may not ask further
         return _Offer(_CANDIDATES.rows(names))
     rows = _CANDIDATES_AND_BELOW.rows(names)
-    return _Offer([a for a in rows if a.name in names], rows)
+    return _Offer([a for a in rows if a.name in names], rows, caller.steps)
 
 
 def _names(run: Run) -> list[str]:
@@ -99,10 +100,14 @@ def delegation_offer_hand_down(*, caller: Run, child: Run, target: Agent) -> Non
     """Keep for `child` the experts it may be offered, from its caller's read when that read
     them in the same statement as the caller's own (`_Offer.below`) and `target`, the agent
     the child pins, is the one that read gave, with the experts the child is pinned to ask (an
-    eval's draft may pin others): its first delivery in this process then reads none (as a
-    later delivery keeps its first's read, delegation.per_run)."""
+    eval's draft may pin others), and the read is the asking step's own (a read kept from an
+    earlier delivery is not handed down: it may be minutes old): the child's first delivery in
+    this process then reads none (as a later delivery keeps its first's read,
+    delegation.per_run)."""
     offer = _offer(caller)
-    if offer.below is None or not any(target is a for a in offer.experts):
+    if offer.below is None or offer.step != caller.steps - 1:  # (its step is counted: asked)
+        return
+    if not any(target is a for a in offer.experts):
         return
     names = set(_names(child))
     if not names <= set(target.subagent_names or ()):

@@ -126,10 +126,6 @@ class Run(models.Model):
     # The model calls the turn's budget granted an expert at its delegation (set in memory by
     # delegation.services._child; read by an eval turn's pin of a draft, evals.overrides).
     calls_granted: int | None = None
-    # Tokens of this run's step not yet counted on the turn's root: an expert's step that asks
-    # experts has its next delegation's take count them (delegation.budget), else counts them
-    # on their own (delegation.runner).
-    tokens_uncounted = 0
 
     @property
     def root_id_or_self(self) -> uuid.UUID:

@@ -238,13 +238,12 @@ def _model_call(
         # ...an expert's answer that ends it is also reported to its caller in that commit.
         # Its caller is locked before its own row, as a stop locks them (root first): an
         # expert of the root reads it first, and counts its tokens with the root's resumption;
-        # a deeper one counts them on the root first. An expert that asks experts of its own
-        # has the first delegation's take count them (on the root, which the take updates).
+        # a deeper one counts them on the root first.
         reports = ends and run.parent_id is not None
         for_the_root = reports and run.parent_id == run.root_id
         with transaction.atomic():
             caller = delegation_caller(child=run) if for_the_root else None
-            charged = charge(tokens_saved_with_step=root or for_the_root or delegating)
+            charged = charge(tokens_saved_with_step=root or for_the_root)
             if reports and not for_the_root:
                 caller = delegation_caller(child=run)
             answer = None  # (an expert that reports writes it with its caller's message)
@@ -260,7 +259,6 @@ def _model_call(
                         run=run, emitter=emitter, caller=caller, tokens=counted, answer=answer
                     )
             elif delegating:  # saved by its first write: a refusal's, or its wait
-                run.tokens_uncounted = 0 if root else usage.total_tokens
                 waiting = run_tool_calls(
                     run,
                     emitter,
@@ -269,14 +267,10 @@ def _model_call(
                     fresh=True,
                     step_tokens=tokens,
                 )
-                if run.tokens_uncounted:  # every ask refused: no take counted them
-                    budget_charge_tokens(root_id=run.root_id, tokens=run.tokens_uncounted)
-                    run.tokens_uncounted = 0
             else:
                 save_progress(run, emitter, tokens=tokens)
     except Exception as exc:
         emitter.closing = False  # (a report undone with its commit: the run has not ended)
-        run.tokens_uncounted = 0  # (a take's count undone with it: counted by the charge)
         with transaction.atomic():  # ...but the call was made: what it cost stays on record
             charge()
         if isinstance(exc, RunStopped):

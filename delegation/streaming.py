@@ -60,13 +60,15 @@ class MessageStream:
         save: bool = True,
     ) -> ChatMessage:
         """Send what is left, save the whole text and emit `message.completed`; the message's
-        row. Unfenced: call it inside a transaction that ends with the run's fenced write
+        row. Unfenced: call it inside a transaction with the run's fenced write
         (`run_save_progress`), which undoes this save (and its events) when the run is no
         longer ours. Without `save`, the row is for the caller to write in that transaction,
-        with others (`messages_upsert`)."""
+        with others (`messages_upsert`), after the run's fenced write: a checkpoint of it
+        under way (which locks the message, then the run) is waited for first, so the two
+        cannot wait on each other's row."""
         if not self._started:
             self._start()
-        checkpoints().withdraw(self._checkpoint)
+        checkpoints().withdraw(self._checkpoint, settled=not save)
         self._flush(time.monotonic())
         row = self._row(status, citations, usage)
         if save:

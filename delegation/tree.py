@@ -283,10 +283,10 @@ def delegation_caller(*, child: Run) -> Run | None:
     return _CALLER.row(child.parent_id, str(child.id), child.id)
 
 
-# The delegation message's result and status, written when its expert ends.
 def _reported_message(caller: Run, result: dict[str, Any], status: str) -> ChatMessage:
-    """The caller's message of the delegation, whole (as `_save_message` wrote it), with the
-    expert's result: written by id, as it is written when asked."""
+    """The caller's message of the delegation, whole, with the expert's result: written by id,
+    with what an ask writes (`_save_message`, or a reattempt's `delegation_reattempt`), so an
+    upsert of the whole row changes only its tool, status and time."""
     tool = caller.delegation_tool
     # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
     stopped = caller.status == RunStatus.CANCELLED

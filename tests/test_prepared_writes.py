@@ -249,16 +249,25 @@ def test_several_rows_are_upserted_in_one_statement_as_bulk_create_upserts_them(
     assert ChatMessage.objects.get(pk=ours[0].pk).model == ""  # (not among those updated)
     again = [message(session, "three", id=ours[0].pk), message(session, "four", id=ours[1].pk)]
     with CaptureQueriesContext(connection) as queries:
-        upsert.insert_all(again)  # (compiled once for two rows: run again as it is)
+        upsert.insert_all(again)  # (the same two-row statement, run again)
     assert [ChatMessage.objects.get(pk=m.pk).content for m in again] == ["three", "four"]
     # Postgres is given one array per column (UNNEST), as bulk_create gives it; SQLite rows.
     assert ("UNNEST" in queries[0]["sql"]) == (connection.vendor == "postgresql")
 
 
-def test_several_rows_the_database_would_number_are_refused(runs):
-    inserter = PreparedInsert(Activity)
+def test_several_rows_without_their_keys_or_none_are_refused(runs):
+    session = runs[0].session
+    inserter = PreparedInsert(ChatMessage, on_conflict=OnConflict.IGNORE)
+    keyless = message(session, "second")
+    keyless.id = None
     with pytest.raises(ValueError, match="given their keys"):
-        inserter.insert_all([Activity(kind=ActivityKind.DELEGATION_ANSWERED, summary="x")] * 2)
+        inserter.insert_all([message(session, "first"), keyless])
+    with pytest.raises(ValueError, match="at least one row"):
+        inserter.insert_all([])
+    numbered = PreparedInsert(Activity)
+    with pytest.raises(ValueError, match="given their keys"):
+        numbered.insert_all([Activity(kind=ActivityKind.DELEGATION_ANSWERED, summary="x")] * 2)
+    assert not ChatMessage.objects.filter(session=session).exists()
 
 
 def test_an_insert_that_ignores_conflicts_leaves_the_row_as_it_was(runs):

@@ -37,6 +37,12 @@ def lead_offered(user, **team: list[str]) -> Run:
     with CaptureQueriesContext(connection) as captured:
         delegation_targets(caller=run)
     assert agent_reads(captured) == 1  # its experts and theirs, in one statement
+    return called(run)
+
+
+def called(run: Run) -> Run:
+    """The run after the model call its offer was read for (counted before it asks)."""
+    run.steps += 1
     return run
 
 
@@ -68,7 +74,7 @@ def test_what_is_handed_down_leaves_out_what_the_expert_s_own_read_leaves_out(us
     lead = start_run(user, agents["lead"])
     lead = Run.objects.select_related("user", "root").get(pk=lead.pk)
     delegation_targets(caller=lead)
-    assert ask(lead, "mid") is None
+    assert ask(called(lead), "mid") is None
     mid = asked(lead)
     assert set(mid.agent_config["allowed_subagents"]) == {"leaf", "off", "hidden", "lead"}
     with CaptureQueriesContext(connection) as captured:
@@ -109,8 +115,11 @@ def test_an_expert_disabled_after_it_was_handed_down_is_still_refused_when_asked
     lead = lead_offered(user, lead=["mid"], mid=["leaf"], leaf=[])
     assert ask(lead, "mid") is None
     mid = asked(lead)
-    assert [a.name for a in delegation_targets(caller=mid)] == ["leaf"]
+    with CaptureQueriesContext(connection) as captured:
+        assert [a.name for a in delegation_targets(caller=mid)] == ["leaf"]
+    assert agent_reads(captured) == 0  # handed down
     Agent.objects.filter(name="leaf").update(enabled=False)  # after the offer
+    called(mid)
     refusal = ask(mid, "leaf")
     assert refusal is not None and '"delegation_unavailable"' in refusal
     assert Run.objects.filter(parent=mid).count() == 0
@@ -124,11 +133,22 @@ def test_a_caller_whose_experts_may_not_ask_further_reads_only_its_own_level(use
     lead = Run.objects.select_related("user", "root").get(pk=lead.pk)
     assert [a.name for a in delegation_targets(caller=lead)] == ["mid"]
     assert _offer(lead).below is None  # its experts' experts were not read
+    assert ask(called(lead), "mid") is None
+    mid = asked(lead)
+    assert delegation_targets(caller=mid) == []  # it may not ask
+    with CaptureQueriesContext(connection) as captured:
+        assert [a.name for a in _offer(mid).experts] == ["leaf"]
+    assert agent_reads(captured) == 1  # nothing was handed down: its own read
+
+
+def test_an_offer_kept_from_an_earlier_step_is_not_handed_down(user):
+    lead = lead_offered(user, lead=["mid"], mid=["leaf"], leaf=[])
+    lead.steps += 1  # a later step, its offer kept from the first (delegation.per_run)
     assert ask(lead, "mid") is None
     mid = asked(lead)
     with CaptureQueriesContext(connection) as captured:
-        assert delegation_targets(caller=mid) == []  # it may not ask: nothing is read
-    assert agent_reads(captured) == 0
+        assert [a.name for a in delegation_targets(caller=mid)] == ["leaf"]
+    assert agent_reads(captured) == 1  # its own read, not one made a step (or minutes) ago
 
 
 def test_an_expert_pinned_to_ask_others_than_its_agent_may_reads_its_own(user):
