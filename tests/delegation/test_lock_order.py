@@ -1,0 +1,95 @@
+"""The rows of a turn are locked root first: every transaction of a run below the root that
+locks the root locks it before the spend counters and before any other run of the tree (as a
+stop locks a tree: root first, then by depth), so the steps of one tree, their priced calls
+and a stop never wait on each other's rows. Read from the statements of a priced depth-2 turn,
+in order, on Postgres (SQLite has no row locks; its writers queue)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from delegation.models import Run, RunStatus
+from tests.delegation.conftest import make_team
+from tests.delegation.test_end_reported import Writes, run_turn
+from tests.delegation.test_runner import start_run
+from tests.fake_openai import delegate, text, tool_calls
+from tests.usage.conftest import make_price
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: Postgres only"),
+]
+
+
+def transactions(log: list[str]) -> list[list[str]]:
+    """The statements of each transaction, in order (BEGIN/COMMIT markers dropped)."""
+    done: list[list[str]] = [[]]
+    for statement in log:
+        if statement == "COMMIT":
+            done.append([])
+        else:
+            done[-1].append(statement)
+    return [t for t in done if t]
+
+
+def locks(statement: str) -> bool:
+    """Whether a statement takes row locks: an UPDATE, or a SELECT … FOR (NO KEY) UPDATE."""
+    return (
+        statement.startswith("UPDATE ")
+        or " FOR UPDATE" in statement
+        or (" FOR NO KEY UPDATE" in statement)
+    )
+
+
+def names(statement: str, run: Run) -> bool:
+    """Whether a statement on runs names `run` (a spend counter's key may name its turn)."""
+    return '"delegation_run"' in statement.split(" WHERE ")[0] and str(run.pk) in statement
+
+
+def test_a_priced_turn_locks_its_root_before_the_counters_and_the_runs_below(
+    team, user, sent, monkeypatch
+):
+    make_price(output="1")  # every call costs a little: its ledger row adds to spend counters
+    agents = make_team(lead=["mid"], mid=["leaf", "tax"], leaf=[], tax=[])
+    team.script("lead", delegate("mid"), text("lead done"))
+    # The middle expert asks two of its own, one of them unknown (refused first), so its step
+    # writes a refusal and a take; the leaf answers.
+    team.script(
+        "mid",
+        tool_calls(
+            ("delegate", {"target": "nobody", "task": "x"}),
+            ("delegate", {"target": "leaf", "task": "y"}),
+        ),
+        text("mid done"),
+    )
+    team.script("leaf", text("leaf done"))
+    root = start_run(user, agents["lead"])
+    writes = Writes(monkeypatch)
+    with connection.execute_wrapper(writes):
+        run_turn(root, sent)
+    root.refresh_from_db()
+    assert root.status == RunStatus.SUCCEEDED and root.answer == "lead done"
+    below = list(Run.objects.filter(root=root))
+    assert {r.agent_config["name"] for r in below} == {"mid", "leaf"}
+    checked = 0
+    for statements in transactions(writes.log):
+        locking = [s for s in statements if locks(s)]
+        root_first = next((i for i, s in enumerate(locking) if names(s, root)), None)
+        # A run below, locked (a statement naming the root too is the root's: its caller's
+        # read names the expert only in what it reads besides), or the spend counters.
+        others = [
+            i
+            for i, s in enumerate(locking)
+            if "usage_spendcounter" in s
+            or (not names(s, root) and any(names(s, run) for run in below))
+        ]
+        writes_below = any(names(s, run) for s in locking for run in below)
+        if root_first is None or not writes_below:
+            continue  # (the root's own steps: no run below it is locked)
+        checked += 1
+        assert root_first < min(others), "\n".join(locking)
+    # The experts' steps that cost and lock the root: the leaf's answer, the middle expert's
+    # ask and its answer.
+    assert checked >= 3
+    assert any("usage_spendcounter" in s for s in writes.log)
