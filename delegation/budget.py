@@ -88,7 +88,12 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
 
 
 def budget_take_delegation(
-    *, caller: Run, root: Run, callers_next: bool | None = None, unchanged: Agent | None = None
+    *,
+    caller: Run,
+    root: Run,
+    callers_next: bool | None = None,
+    unchanged: Agent | None = None,
+    tokens: int = 0,
 ) -> int | None:
     """Take one delegation from the turn of `root` for `caller`, with the model calls it needs,
     if the turn has them, in one statement; the model calls the expert may make, or None.
@@ -99,23 +104,26 @@ def budget_take_delegation(
     already (`callers_next`: by default, unless the caller's next step has its call), the
     caller's next call, the one that reads the experts' answers (set on `caller`, saved with
     its step). So every run waiting on an expert has its answering call taken, and the
-    expert may use whatever the turn has left (its last call offers no tools)."""
+    expert may use whatever the turn has left (its last call offers no tools).
+
+    `tokens`: a step's tokens counted on the turn by the same statement (only when it took
+    it: else nothing is written)."""
     limits = root.budget or budget_initial()
     delegations, calls = _column("tree_delegations"), _column("tree_model_calls")
     if callers_next is None:
         callers_next = caller.reserved_call != caller.steps
     calls_taken = 2 if callers_next else 1
+    counts = f"{delegations} = {delegations} + 1, {calls} = {calls} + {calls_taken}"
+    counted: list[Any] = []
+    if tokens:
+        column = _column("tree_tokens")
+        counts, counted = f"{counts}, {column} = {column} + %s", [tokens]
     condition = f"{delegations} < %s AND {calls} + %s <= %s"
     params: list[Any] = [limits["max_delegations"], calls_taken, limits["max_model_calls"]]
     if unchanged is not None:
         condition = f"{condition} AND {_unchanged_sql(connection.vendor)}"
         params += _unchanged_params(unchanged)
-    row = _take(
-        root,
-        f"{delegations} = {delegations} + 1, {calls} = {calls} + {calls_taken}",
-        condition,
-        params,
-    )
+    row = _take(root, counts, condition, params, counted=counted)
     if row is None:
         return None
     if callers_next:
@@ -184,15 +192,18 @@ def _take_sql(vendor: str, counts: str, condition: str) -> str:
     )
 
 
-def _take(root: Run, counts: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
-    """Count on the root run (`counts`: `column = column + 1`, …) where `condition` holds;
-    the root's model calls, tokens and delegations after it (set on `root` too), or None when
-    the condition did not hold. UPDATE … RETURNING (SQLite 3.35+, Postgres) reserves and
-    reads in one round trip, where the ORM's update() needs a second query to read."""
+def _take(
+    root: Run, counts: str, condition: str, params: list[Any], counted: list[Any] | None = None
+) -> tuple[int, ...] | None:
+    """Count on the root run (`counts`: `column = column + 1`, …, the values of its
+    placeholders in `counted`) where `condition` holds (its values in `params`); the root's
+    model calls, tokens and delegations after it (set on `root` too), or None when the
+    condition did not hold. UPDATE … RETURNING (SQLite 3.35+, Postgres) reserves and reads in
+    one round trip, where the ORM's update() needs a second query to read."""
+    key = Run._meta.pk.get_db_prep_value(root.pk, connection)
     with connection.cursor() as cursor:
         cursor.execute(
-            _take_sql(connection.vendor, counts, condition),
-            [Run._meta.pk.get_db_prep_value(root.pk, connection), *params],
+            _take_sql(connection.vendor, counts, condition), [*(counted or []), key, *params]
         )
         row = cursor.fetchone()
     if row is not None:  # the root in memory counts as its row does now

@@ -46,7 +46,7 @@ from delegation.streaming import MessageStream
 from delegation.strict import run_is_strict, strict_refusal
 from delegation.tool_calls import message_id_for, run_tool_calls, save_progress
 from delegation.transcript import pending_tool_calls
-from delegation.tree import delegation_caller, delegation_reattempt
+from delegation.tree import delegation_caller, delegation_reattempt, delegation_take_first
 from delegation.usage.services import Charge, usage_charge, usage_hold
 
 logger = logging.getLogger(__name__)
@@ -238,12 +238,18 @@ def _model_call(
         # ...an expert's answer that ends it is also reported to its caller in that commit.
         # Its caller is locked before its own row, as a stop locks them (root first): an
         # expert of the root reads it first, and counts its tokens with the root's resumption;
-        # a deeper one counts them on the root first.
+        # a deeper one counts them on the root first. An expert that asks experts of its own
+        # counts them with its first delegation's take, made first (the root locked first).
         reports = ends and run.parent_id is not None
         for_the_root = reports and run.parent_id == run.root_id
         with transaction.atomic():
             caller = delegation_caller(child=run) if for_the_root else None
-            charged = charge(tokens_saved_with_step=root or for_the_root)
+            taken = None
+            if delegating and not root:
+                run.steps = step + 1  # (as after its charge: the take reserves its next call)
+                first = pending_tool_calls(run.transcript)[0][1]
+                taken = delegation_take_first(caller=run, call=first, tokens=usage.total_tokens)
+            charged = charge(tokens_saved_with_step=root or for_the_root or taken is not None)
             if reports and not for_the_root:
                 caller = delegation_caller(child=run)
             answer = None  # (an expert that reports writes it with its caller's message)
@@ -266,6 +272,7 @@ def _model_call(
                     tools,
                     fresh=True,
                     step_tokens=tokens,
+                    taken=taken,
                 )
             else:
                 save_progress(run, emitter, tokens=tokens)

@@ -25,7 +25,7 @@ from delegation.emitter import RunEmitter
 from delegation.humans.waits import arguments_problem, human_call, needs_person
 from delegation.models import Run, RunStatus
 from delegation.services import run_save_progress, run_wait, run_wait_or_continue
-from delegation.tree import delegation_begin, delegation_result
+from delegation.tree import Taken, delegation_begin, delegation_result
 
 
 def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
@@ -41,6 +41,7 @@ def run_tool_calls(
     *,
     fresh: bool = False,
     step_tokens: int | None = None,
+    taken: Taken | None = None,
 ) -> bool:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
     calls start children (or collect their results when they have ended: read again after a
@@ -50,7 +51,8 @@ def run_tool_calls(
     has a child yet (a model that repeats an earlier call's id gets a new child, which the
     lookup finds first, being the newest). `step_tokens`: the step that asked is not saved yet
     (it only asked experts: one transaction with them); the first write here saves it, counting
-    these tokens as `run_save_progress` does, and a write is always made."""
+    these tokens as `run_save_progress` does, and a write is always made. `taken`: its first
+    delegate call, taken from the turn's budget already (`delegation_take_first`)."""
     step = run.steps - 1
     waiting = started = False
     # Experts whose end handed this run over here, for these calls only (an id can come back
@@ -73,7 +75,7 @@ def run_tool_calls(
             continue
         if name == DELEGATE:
             content = delegation_begin(
-                caller=run, emitter=emitter, call=call, message_id=message_id
+                caller=run, emitter=emitter, call=call, message_id=message_id, taken=taken
             )
             if content is None:
                 waiting = started = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -52,15 +53,49 @@ FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reaso
 }
 
 
+@dataclass(frozen=True)
+class Taken:
+    """A delegate call whose expert was checked and taken from the turn's budget already."""
+
+    call_id: str
+    target: Agent
+    calls_left: int
+
+
+def delegation_take_first(*, caller: Run, call: dict[str, Any], tokens: int) -> Taken | None:
+    """Check and take a step's first delegate call before the step's other writes, counting
+    the step's `tokens` on the turn's root in the take's own statement (so its first lock is
+    the root's, as for every run below the root); the call as taken, or None when its
+    arguments are invalid, a guard refuses it or the take fails: nothing is written, and
+    `delegation_begin` handles the call as it handles any other."""
+    try:
+        arguments = delegate_arguments(call["function"]["arguments"])
+        target = delegation_check(caller=caller, target_name=arguments["target"], as_offered=True)
+    except (ValueError, DelegationRefused):
+        return None
+    root = caller.root_or_self
+    calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target, tokens=tokens)
+    return None if calls_left is None else Taken(call["id"], target, calls_left)
+
+
 def delegation_begin(
-    *, caller: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID
+    *,
+    caller: Run,
+    emitter: RunEmitter,
+    call: dict[str, Any],
+    message_id: uuid.UUID,
+    taken: Taken | None = None,
 ) -> str | None:
     """Start the child for one delegate call; None when it runs (the caller waits), else the
-    refusal as the tool result content for the caller's model."""
+    refusal as the tool result content for the caller's model. `taken`: the step's first
+    call, taken already (`delegation_take_first`)."""
     raw = call["function"]["arguments"]
     try:
         arguments = delegate_arguments(raw)
-        target, calls_left = _checked_and_taken(caller, arguments["target"])
+        if taken is not None and taken.call_id == call["id"]:
+            target, calls_left = taken.target, taken.calls_left
+        else:
+            target, calls_left = _checked_and_taken(caller, arguments["target"])
     except ValueError as exc:
         return _refuse(caller, emitter, call, message_id, raw, "invalid_arguments", str(exc))
     except DelegationRefused as exc:

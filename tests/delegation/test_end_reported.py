@@ -134,7 +134,15 @@ def test_the_caller_s_message_written_with_the_expert_s_answer_keeps_all_it_had(
 
 @pytest.mark.parametrize(
     "shape",
-    ["depth 1", "depth 2", "depth 2, one refused", "depth 2, all refused", "fan-out", "inline"],
+    [
+        "depth 1",
+        "depth 2",
+        "depth 2, one refused",
+        "depth 2, all refused",
+        "depth 2, second refused",
+        "fan-out",
+        "inline",
+    ],
 )
 def test_a_turn_counts_each_call_s_tokens_once(team, user, sent, settings, shape):
     if shape.startswith("depth 2"):
@@ -149,6 +157,10 @@ def test_a_turn_counts_each_call_s_tokens_once(team, user, sent, settings, shape
                 ("delegate", {"target": "leaf", "task": "y"}),
             ],
             "depth 2, all refused": [("delegate", {"target": "nobody", "task": "x"})],
+            "depth 2, second refused": [
+                ("delegate", {"target": "leaf", "task": "x"}),
+                ("delegate", {"target": "nobody", "task": "y"}),
+            ],
         }[shape]
         team.script("mid", tool_calls(*asks), text("mid done"))
         team.script("leaf", text("leaf done"))
@@ -207,6 +219,31 @@ def test_a_report_that_fails_undoes_the_expert_s_end_and_its_caller_still_hears(
     root.refresh_from_db()
     assert root.status == RunStatus.SUCCEEDED
     assert root.tree_tokens == spent(root) > 0  # the expert's call counted once, by its charge
+
+
+def test_an_ask_that_fails_after_its_take_counted_the_step_s_tokens_counts_them_once(
+    team, user, sent, monkeypatch
+):
+    agents = make_team(lead=["mid"], mid=["leaf"], leaf=[])
+    team.script("lead", delegate("mid"), text("lead done"))
+    team.script("mid", delegate("leaf"), text("mid done"))
+    record, failures = tree.activity_record, []
+
+    def flaky(**row):
+        if row["kind"] == ActivityKind.DELEGATION_ASKED and row["run"].parent_id:
+            failures.append(row)  # the middle expert's ask, after its take counted its tokens
+            raise DatabaseError("the ask's write failed")
+        return record(**row)
+
+    monkeypatch.setattr(tree, "activity_record", flaky)
+    root = start_run(user, agents["lead"])
+    run_turn(root, sent)
+    mid = Run.objects.get(parent=root)
+    assert failures and mid.status == RunStatus.FAILED
+    assert not Run.objects.filter(parent=mid).exists()  # the take and the leaf went together
+    root.refresh_from_db()
+    assert root.status == RunStatus.SUCCEEDED and root.tree_delegations == 1
+    assert root.tree_tokens == spent(root) > 0  # its call counted once, by the failure's charge
 
 
 def test_a_caller_read_before_its_expert_s_end_does_not_wait_for_that_expert(team, user):

@@ -33,10 +33,10 @@ TURN_QUERY_BUDGET = 17
 # The same hop as a worker runs it: the expert, then its resumed caller, handed over to the
 # task body that made them ready, whose claims read nothing (delegation.services._ready).
 WORKER_HOP_QUERY_BUDGET = 12
-# The next level below it: an expert that asks an expert of its own (its step's tokens, and its
-# expert's, are counted on the turn's root in statements of their own: the root is locked
-# before the spend counters and the runs below it, docs/decisions/0006-performance.md).
-WORKER_SECOND_HOP_QUERY_BUDGET = 14
+# The next level below it: an expert that asks an expert of its own (its step's tokens are
+# counted by its first take, made before its other writes; its expert's on the root in a
+# statement of their own, which locks the root first: tests/delegation/test_lock_order.py).
+WORKER_SECOND_HOP_QUERY_BUDGET = 13
 # What a turn in a session with history may add to that (whether a turn is running, the recent
 # history: the session's own agent is read with what a run pins of it, in one statement).
 SESSION_QUERY_BUDGET = 2
