@@ -208,8 +208,9 @@ def _model_call(
     spoken, step, usage_before = stream.text, run.steps, run.usage
 
     def charge(*, tokens_saved_with_step: bool = False) -> Charge:
-        """The call's tokens on the turn's budget and its ledger row (at the step it was);
-        a root run's step write can count the tokens itself (the turn's counters are its)."""
+        """The call's tokens on the turn's budget and its ledger row (at the step it was),
+        unless they are counted otherwise (`tokens_saved_with_step`): by a root run's step
+        write (the turn's counters are its), its caller's resumption, or its first take."""
         run.steps, run.usage = step, usage_before
         if not tokens_saved_with_step:
             budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
@@ -239,7 +240,8 @@ def _model_call(
         # Its caller is locked before its own row, as a stop locks them (root first): an
         # expert of the root reads it first, and counts its tokens with the root's resumption;
         # a deeper one counts them on the root first. An expert that asks experts of its own
-        # counts them with its first delegation's take, made first (the root locked first).
+        # counts them with its first delegation's take, made first (the root locked first);
+        # when that call is refused or its take fails, its charge counts them, root first.
         reports = ends and run.parent_id is not None
         for_the_root = reports and run.parent_id == run.root_id
         with transaction.atomic():
@@ -249,7 +251,8 @@ def _model_call(
                 run.steps = step + 1  # (as after its charge: the take reserves its next call)
                 first = pending_tool_calls(run.transcript)[0][1]
                 taken = delegation_take_first(caller=run, call=first, tokens=usage.total_tokens)
-            charged = charge(tokens_saved_with_step=root or for_the_root or taken is not None)
+            took = taken is not None and taken.calls_left is not None
+            charged = charge(tokens_saved_with_step=root or for_the_root or took)
             if reports and not for_the_root:
                 caller = delegation_caller(child=run)
             answer = None  # (an expert that reports writes it with its caller's message)

@@ -55,19 +55,21 @@ FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reaso
 
 @dataclass(frozen=True)
 class Taken:
-    """A delegate call whose expert was checked and taken from the turn's budget already."""
+    """A delegate call whose expert was checked and taken from the turn's budget already
+    (`calls_left`), or whose take as offered failed (None: check it as it is now)."""
 
     call_id: str
     target: Agent
-    calls_left: int
+    calls_left: int | None
 
 
 def delegation_take_first(*, caller: Run, call: dict[str, Any], tokens: int) -> Taken | None:
     """Check and take a step's first delegate call before the step's other writes, counting
     the step's `tokens` on the turn's root in the take's own statement (so its first lock is
-    the root's, as for every run below the root); the call as taken, or None when its
-    arguments are invalid, a guard refuses it or the take fails: nothing is written, and
-    `delegation_begin` handles the call as it handles any other."""
+    the root's, as for every run below the root); the call as taken. When the take fails (the
+    expert changed since the offer, or the budget is spent) nothing is written and the call
+    says so; None when its arguments are invalid or a guard refuses it. Either way
+    `delegation_begin` then handles the call, and the tokens are counted on their own."""
     try:
         arguments = delegate_arguments(call["function"]["arguments"])
         target = delegation_check(caller=caller, target_name=arguments["target"], as_offered=True)
@@ -75,7 +77,7 @@ def delegation_take_first(*, caller: Run, call: dict[str, Any], tokens: int) -> 
         return None
     root = caller.root_or_self
     calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target, tokens=tokens)
-    return None if calls_left is None else Taken(call["id"], target, calls_left)
+    return Taken(call["id"], target, calls_left)
 
 
 def delegation_begin(
@@ -92,10 +94,11 @@ def delegation_begin(
     raw = call["function"]["arguments"]
     try:
         arguments = delegate_arguments(raw)
-        if taken is not None and taken.call_id == call["id"]:
+        if taken is not None and taken.call_id == call["id"] and taken.calls_left is not None:
             target, calls_left = taken.target, taken.calls_left
-        else:
-            target, calls_left = _checked_and_taken(caller, arguments["target"])
+        else:  # (its take as offered failed already: it is checked as it is now)
+            offered = taken is None or taken.call_id != call["id"]
+            target, calls_left = _checked_and_taken(caller, arguments["target"], offered)
     except ValueError as exc:
         return _refuse(caller, emitter, call, message_id, raw, "invalid_arguments", str(exc))
     except DelegationRefused as exc:
@@ -138,16 +141,19 @@ def delegation_begin(
     return None
 
 
-def _checked_and_taken(caller: Run, name: str) -> tuple[Agent, int]:
+def _checked_and_taken(caller: Run, name: str, offered: bool = True) -> tuple[Agent, int]:
     """The expert `name` if the guards pass, and the model calls it may make, taken from the
     turn's budget; DelegationRefused if not. The expert is the one the delivery's offer read,
     confirmed unchanged by the take's own statement; only if that fails is it read again and
-    checked as it is now (an admin's edit meanwhile, or a spent budget: the second take says)."""
-    target = delegation_check(caller=caller, target_name=name, as_offered=True)
+    checked as it is now (an admin's edit meanwhile, or a spent budget: the second take says).
+    Not `offered`: that take failed already (`delegation_take_first`)."""
     # The child's calls: what the turn has left (the caller's answering call, and each one's
     # above it, are taken already).
     root = caller.root_or_self
-    calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target)
+    calls_left = None
+    if offered:
+        target = delegation_check(caller=caller, target_name=name, as_offered=True)
+        calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target)
     if calls_left is None:
         target = delegation_check(caller=caller, target_name=name)
         calls_left = budget_take_delegation(caller=caller, root=root)

@@ -41,6 +41,7 @@ class Reply:
     chunk_interval: float = 0.0  # seconds between text chunks (a model that takes its time)
     stamped: bool = False  # each text chunk starts with "@<unix time it was sent> " (lag benches)
     raw_unicode: bool = False  # JSON with characters unescaped (U+2028 too), as vLLM sends it
+    same_call_ids: bool = False  # every tool call of the answer has the first one's id
 
 
 def text(*chunks: str) -> Reply:
@@ -303,7 +304,8 @@ def _chunks(body: dict[str, Any], reply: Reply) -> list[bytes]:
                     "tool_calls": [
                         {
                             "index": index,
-                            "id": f"call_{index}_{len(body.get('messages', []))}",
+                            "id": f"call_{0 if reply.same_call_ids else index}_"
+                            f"{len(body.get('messages', []))}",
                             "type": "function",
                             "function": {"name": name, "arguments": ""},
                         }

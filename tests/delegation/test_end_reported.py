@@ -13,7 +13,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Sum
 
 from chat.models import ChatMessage, MessageRole
-from delegation import tree
+from delegation import budget, tree
 from delegation.humans.models import Activity, ActivityKind
 from delegation.models import Run, RunStatus
 from delegation.tasks import advance_run
@@ -244,6 +244,53 @@ def test_an_ask_that_fails_after_its_take_counted_the_step_s_tokens_counts_them_
     root.refresh_from_db()
     assert root.status == RunStatus.SUCCEEDED and root.tree_delegations == 1
     assert root.tree_tokens == spent(root) > 0  # its call counted once, by the failure's charge
+
+
+def test_an_expert_edited_before_the_first_take_is_read_again_and_taken_once(
+    team, user, sent, monkeypatch
+):
+    agents = make_team(lead=["mid"], mid=["leaf"], leaf=[])
+    team.script("lead", delegate("mid"), text("lead done"))
+    team.script("mid", delegate("leaf"), text("mid done"))
+    as_read, stale = budget._unchanged_params, []
+
+    def edited_meanwhile(agent):
+        values = as_read(agent)
+        if agent.name == "leaf":  # saved since its offer: any take of it as offered fails
+            stale.append(agent)
+            values[1] += 1  # (its version)
+        return values
+
+    monkeypatch.setattr(budget, "_unchanged_params", edited_meanwhile)
+    root = start_run(user, agents["lead"])
+    writes = Writes(monkeypatch)
+    with connection.execute_wrapper(writes):
+        run_turn(root, sent)
+    root.refresh_from_db()
+    assert stale and root.status == RunStatus.SUCCEEDED and root.tree_delegations == 2
+    # The first take failed, the leaf was read again and taken once more (not tried as offered
+    # a second time), and the step's tokens were counted once, on their own.
+    take = 'UPDATE "delegation_run" SET "tree_delegations"'
+    takes = [s for s in writes.log if s.startswith(take)]
+    assert len(takes) == 1 + 2  # the lead's ask of mid; mid's failed first take, its retake
+    assert root.tree_tokens == spent(root) > 0
+
+
+def test_two_asks_with_one_call_id_each_take_their_own_budget(team, user, sent):
+    agents = make_team(lead=["mid"], mid=["leaf", "tax"], leaf=[], tax=[])
+    team.script("lead", delegate("mid"), text("lead done"))
+    asks = tool_calls(
+        ("delegate", {"target": "leaf", "task": "x"}), ("delegate", {"target": "tax", "task": "y"})
+    )
+    asks.same_call_ids = True  # a server that gives both calls one id
+    team.script("mid", asks, text("mid done"))
+    root = start_run(user, agents["lead"])
+    run_turn(root, sent)
+    mid = Run.objects.get(parent=root)
+    assert Run.objects.filter(parent=mid).count() == 2
+    root.refresh_from_db()
+    assert root.tree_delegations == 3  # mid, leaf and tax: the first take is used once
+    assert root.tree_tokens == spent(root) > 0
 
 
 def test_a_caller_read_before_its_expert_s_end_does_not_wait_for_that_expert(team, user):

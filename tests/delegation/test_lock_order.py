@@ -47,22 +47,21 @@ def names(statement: str, run: Run) -> bool:
     return '"delegation_run"' in statement.split(" WHERE ")[0] and str(run.pk) in statement
 
 
+@pytest.mark.parametrize("first", ["refused", "taken"])
 def test_a_priced_turn_locks_its_root_before_the_counters_and_the_runs_below(
-    team, user, sent, monkeypatch
+    team, user, sent, monkeypatch, first
 ):
     make_price(output="1")  # every call costs a little: its ledger row adds to spend counters
     agents = make_team(lead=["mid"], mid=["leaf", "tax"], leaf=[], tax=[])
     team.script("lead", delegate("mid"), text("lead done"))
-    # The middle expert asks two of its own, one of them unknown (refused first), so its step
-    # writes a refusal and a take; the leaf answers.
-    team.script(
-        "mid",
-        tool_calls(
-            ("delegate", {"target": "nobody", "task": "x"}),
-            ("delegate", {"target": "leaf", "task": "y"}),
-        ),
-        text("mid done"),
-    )
+    # The middle expert asks two of its own, one of them unknown, so its step writes a refusal
+    # and a take: the refusal first (its tokens counted on their own), or the take (its first
+    # take made before its other writes counts them).
+    asks = [
+        ("delegate", {"target": "nobody", "task": "x"}),
+        ("delegate", {"target": "leaf", "task": "y"}),
+    ]
+    team.script("mid", tool_calls(*(asks if first == "refused" else asks[::-1])), text("mid done"))
     team.script("leaf", text("leaf done"))
     root = start_run(user, agents["lead"])
     writes = Writes(monkeypatch)
