@@ -40,6 +40,20 @@ def spent(root: Run) -> int:
     return rows.aggregate(n=Sum(F("prompt_tokens") + F("completion_tokens")))["n"]
 
 
+def failing_activity(monkeypatch, fails) -> list:
+    """Activity rows fail to write while `fails(row, failed so far)`: the rows that failed."""
+    record, failures = tree.activity_record, []
+
+    def flaky(**row):
+        if fails(row, failures):
+            failures.append(row)
+            raise DatabaseError("the activity row's write failed")
+        return record(**row)
+
+    monkeypatch.setattr(tree, "activity_record", flaky)
+    return failures
+
+
 class Writes:
     """Every statement and commit on the test's connection, in order."""
 
@@ -196,15 +210,10 @@ def test_a_report_that_fails_undoes_the_expert_s_end_and_its_caller_still_hears(
     agents = make_team(lead=["expert"], expert=[])
     team.script("lead", delegate("expert", "Q3?"), text("The expert could not answer."))
     team.script("expert", text("The Q3 budget is 60."))
-    record, failures = tree.activity_record, []
-
-    def flaky(**row):
-        if row["kind"] == ActivityKind.DELEGATION_ANSWERED and not failures:
-            failures.append(row)
-            raise DatabaseError("the report's write failed")
-        return record(**row)
-
-    monkeypatch.setattr(tree, "activity_record", flaky)
+    answered = ActivityKind.DELEGATION_ANSWERED
+    failures = failing_activity(
+        monkeypatch, lambda row, failed: row["kind"] == answered and not failed
+    )
     root = start_run(user, agents["lead"])
     run_turn(root, sent)
     expert = Run.objects.get(parent=root)
@@ -227,15 +236,13 @@ def test_an_ask_that_fails_after_its_take_counted_the_step_s_tokens_counts_them_
     agents = make_team(lead=["mid"], mid=["leaf"], leaf=[])
     team.script("lead", delegate("mid"), text("lead done"))
     team.script("mid", delegate("leaf"), text("mid done"))
-    record, failures = tree.activity_record, []
-
-    def flaky(**row):
-        if row["kind"] == ActivityKind.DELEGATION_ASKED and row["run"].parent_id:
-            failures.append(row)  # the middle expert's ask, after its take counted its tokens
-            raise DatabaseError("the ask's write failed")
-        return record(**row)
-
-    monkeypatch.setattr(tree, "activity_record", flaky)
+    # The middle expert's ask fails, after its take counted its tokens.
+    failures = failing_activity(
+        monkeypatch,
+        lambda row, failed: (
+            row["kind"] == ActivityKind.DELEGATION_ASKED and row["run"].parent_id is not None
+        ),
+    )
     root = start_run(user, agents["lead"])
     run_turn(root, sent)
     mid = Run.objects.get(parent=root)
