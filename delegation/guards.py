@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -30,29 +30,28 @@ def depth_limit(*, caller: Run) -> int:
     return min(caller.agent_config["max_depth"], _depth_bound(caller))
 
 
-# Experts by name, with their access groups and what a run pins of them (a delegation to one
-# pins it from this read): compiled once per connection and number of names (a leaf, with none,
-# asks nothing).
+def _askable(which: Q) -> QuerySet[Agent]:
+    """Enabled, delegatable agents (`which` of them), with their access groups and what a run
+    pins of them (a delegation to one pins it from this read)."""
+    agents = Agent.objects.filter(which, enabled=True, delegatable=True)
+    return with_what_runs_pin(agents).select_related("access_group")
+
+
+# Experts by name: compiled once per connection and number of names (a leaf, with none, asks
+# nothing).
 _CANDIDATES = PreparedLookup(
-    lambda names: with_what_runs_pin(
-        Agent.objects.filter(name__in=names, enabled=True, delegatable=True)
-    ).select_related("access_group"),
-    keys=[Agent._meta.get_field("name")],
+    lambda names: _askable(Q(name__in=names)), keys=[Agent._meta.get_field("name")]
 )
 # The same, and in the same statement the experts those experts may ask (a level below).
 _CANDIDATES_AND_BELOW = PreparedLookup(
-    lambda names: with_what_runs_pin(
-        Agent.objects.filter(
-            Q(name__in=names)
-            | Exists(
-                Agent.allowed_subagents.through.objects.filter(
-                    to_agent=OuterRef("pk"), from_agent__name__in=names
-                )
-            ),
-            enabled=True,
-            delegatable=True,
+    lambda names: _askable(
+        Q(name__in=names)
+        | Exists(
+            Agent.allowed_subagents.through.objects.filter(
+                to_agent=OuterRef("pk"), from_agent__name__in=names
+            )
         )
-    ).select_related("access_group"),
+    ),
     keys=[Agent._meta.get_field("name")],
 )
 

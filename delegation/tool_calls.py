@@ -77,7 +77,7 @@ def run_tool_calls(
             content = delegation_begin(
                 caller=run, emitter=emitter, call=call, message_id=message_id, taken=taken
             )
-            taken = None  # (its first call's only: a model may give two calls one id)
+            taken = None  # (the first call's only: a model may give two calls one id)
             if content is None:
                 waiting = started = True
                 continue

@@ -55,10 +55,9 @@ FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reaso
 
 @dataclass(frozen=True)
 class Taken:
-    """A delegate call whose expert was checked and taken from the turn's budget already
-    (`calls_left`), or whose take as offered failed (None: check it as it is now)."""
+    """A step's first delegate call, its expert checked and taken from the turn's budget
+    already (`calls_left`), or its take as offered failed (None: check it as it is now)."""
 
-    call_id: str
     target: Agent
     calls_left: int | None
 
@@ -77,7 +76,7 @@ def delegation_take_first(*, caller: Run, call: dict[str, Any], tokens: int) -> 
         return None
     root = caller.root_or_self
     calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target, tokens=tokens)
-    return Taken(call["id"], target, calls_left)
+    return Taken(target, calls_left)
 
 
 def delegation_begin(
@@ -89,16 +88,15 @@ def delegation_begin(
     taken: Taken | None = None,
 ) -> str | None:
     """Start the child for one delegate call; None when it runs (the caller waits), else the
-    refusal as the tool result content for the caller's model. `taken`: the step's first
-    call, taken already (`delegation_take_first`)."""
+    refusal as the tool result content for the caller's model. `taken`: this call, the
+    step's first, as `delegation_take_first` took it."""
     raw = call["function"]["arguments"]
     try:
         arguments = delegate_arguments(raw)
-        if taken is not None and taken.call_id == call["id"] and taken.calls_left is not None:
+        if taken is not None and taken.calls_left is not None:
             target, calls_left = taken.target, taken.calls_left
-        else:  # (its take as offered failed already: it is checked as it is now)
-            offered = taken is None or taken.call_id != call["id"]
-            target, calls_left = _checked_and_taken(caller, arguments["target"], offered)
+        else:  # (a take as offered that failed already is not tried again)
+            target, calls_left = _checked_and_taken(caller, arguments["target"], taken is None)
     except ValueError as exc:
         return _refuse(caller, emitter, call, message_id, raw, "invalid_arguments", str(exc))
     except DelegationRefused as exc:
@@ -324,7 +322,9 @@ def delegation_caller(*, child: Run) -> Run | None:
     return _CALLER.row(child.parent_id, str(child.id), child.id)
 
 
-def _reported_message(caller: Run, result: dict[str, Any], status: str) -> ChatMessage:
+def _reported_message(
+    caller: Run, tag: dict[str, Any], result: dict[str, Any], status: str
+) -> ChatMessage:
     """The caller's message of the delegation, whole, with the expert's result: written by id,
     with what an ask writes (`_save_message`, or a reattempt's `delegation_reattempt`), so an
     upsert of the whole row changes only its tool, status and time."""
@@ -336,7 +336,7 @@ def _reported_message(caller: Run, result: dict[str, Any], status: str) -> ChatM
         session_id=caller.session_id,
         role=MessageRole.TOOL,
         run_id=caller.id,
-        agent=agent_tag(caller),
+        agent=tag,
         status=MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED,
         tool={**tool, **result, "delegation": {**tool.get("delegation", {}), "status": status}},
     )
@@ -371,9 +371,9 @@ def delegation_complete(
         else:
             result, status = json.loads(delegation_result(child=child)), child.status
         summary = child.answer[:300] if result["ok"] else result["error"]["message"]
-        message, rows = None, list(along)
+        message, rows, tag = None, list(along), agent_tag(parent)
         if parent.delegation_message_id is not None:
-            message = _reported_message(parent, result, status)
+            message = _reported_message(parent, tag, result, status)
             rows.append(message)
         if rows:
             messages_upsert(rows)
@@ -383,7 +383,7 @@ def delegation_complete(
                 session_id=parent.session_id,
                 run_id=parent.id,
                 message_id=message.id if message else None,
-                agent=agent_tag(parent),
+                agent=tag,
                 data={
                     "call_id": child.parent_tool_call_id,
                     "run_id": str(child.id),
