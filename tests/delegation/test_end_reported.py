@@ -20,7 +20,7 @@ from delegation.tasks import advance_run
 from delegation.usage.models import UsageRecord
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
-from tests.fake_openai import delegate, text, tool_calls
+from tests.fake_openai import Reply, delegate, text, tool_calls
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -280,6 +280,30 @@ def test_an_expert_edited_before_the_first_take_is_read_again_and_taken_once(
     take = 'UPDATE "delegation_run" SET "tree_delegations"'
     takes = [s for s in writes.log if s.startswith(take)]
     assert len(takes) == 1 + 2  # the lead's ask of mid; mid's failed first take, its retake
+    assert root.tree_tokens == spent(root) > 0
+
+
+def test_an_expert_s_first_ask_with_broken_arguments_is_refused_plainly(team, user, sent):
+    agents = make_team(lead=["mid"], mid=["leaf"], leaf=[])
+    team.script("lead", delegate("mid"), text("lead done"))
+    broken = Reply(
+        tool_calls=[
+            ("delegate", '{"target": "leaf", '),
+            ("delegate", '{"target": "leaf", "task": "y"}'),
+        ]
+    )
+    team.script("mid", broken, text("mid done"))
+    root = start_run(user, agents["lead"])
+    run_turn(root, sent)
+    mid = Run.objects.get(parent=root)
+    refused, asked = ChatMessage.objects.filter(run=mid, role=MessageRole.TOOL).order_by(
+        "created_at"
+    )
+    assert refused.tool["error"]["code"] == "invalid_arguments"
+    assert "not JSON" in refused.tool["error"]["message"]
+    assert asked.tool["delegation"]["status"] == "succeeded"
+    root.refresh_from_db()
+    assert root.status == RunStatus.SUCCEEDED and root.tree_delegations == 2
     assert root.tree_tokens == spent(root) > 0
 
 
