@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from chat.models import ChatMessage, MessageRole
+from delegation.budget import turn_tokens as ledger_turn_tokens
 from delegation.models import Run
 from delegation.selectors import run_tree
 from delegation.usage.money import money_text
@@ -164,6 +165,7 @@ class RunAdmin(admin.ModelAdmin):
                 turn_started=Coalesce(F("root__created_at"), F("created_at")),
                 own_cost=ledger_cost(run_id=OuterRef("pk")),
                 tree_cost=ledger_cost(root_id=OuterRef("pk")),
+                turn_tokens_used=ledger_turn_tokens(OuterRef("pk")),
             )
             .prefetch_related(
                 Prefetch(
@@ -220,8 +222,8 @@ class RunAdmin(admin.ModelAdmin):
 
     @admin.display(description="turn tokens")
     def turn_tokens(self, obj: Run) -> str:
-        """Tokens of the whole turn (on its root run)."""
-        return str(obj.tree_tokens) if obj.root_id is None else ""
+        """Tokens of the whole turn (on its root run: its ledger's, read by get_queryset)."""
+        return str(obj.turn_tokens_used) if obj.root_id is None else ""
 
     @admin.display(description="cost")
     def cost(self, obj: Run) -> str:

@@ -1,4 +1,5 @@
-"""A turn's shared budget: delegations, model calls, tokens and wall clock, kept on the root run."""
+"""A turn's shared budget: delegations, model calls and wall clock, counted on the root run;
+tokens, summed from the turn's ledger rows."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F
+from django.db.models import F, OuterRef, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 
 from agents.models import Agent
-from config.prepared import Param, PreparedUpdate
 from delegation.models import Run
+from delegation.usage.models import UsageRecord
 
 
 def budget_initial() -> dict[str, int]:
@@ -51,15 +53,33 @@ def _left(root: Run, *, calls: int, tokens: int, delegations: int) -> BudgetStat
     )
 
 
+def turn_tokens(root: Any) -> Coalesce:
+    """The tokens of the turn whose root run is `root` (an expression, such as `OuterRef`): the
+    sum of its ledger rows, model calls and checks alike, as one subquery. Every model call
+    writes its row in the commit that saves its step, so this is the whole count: there is no
+    counter to keep in step with it, and a server that reports no usage is counted as the
+    ledger estimates it."""
+    rows = UsageRecord.objects.filter(root_id=root).order_by().values("root_id")
+    summed = rows.annotate(tokens=Sum(F("prompt_tokens") + F("completion_tokens")))
+    return Coalesce(Subquery(summed.values("tokens")[:1]), Value(0))
+
+
+def budget_tokens_used(*, root_id: Any) -> int:
+    """The tokens the turn of `root_id` has used (`turn_tokens`), read now."""
+    return Run.objects.filter(pk=root_id).values_list(turn_tokens(root_id), flat=True).first() or 0
+
+
 def budget_state(*, root_id: Any) -> BudgetState:
-    """Read the root's counters against its limits."""
-    root = Run.objects.only("budget", "tree_model_calls", "tree_tokens", "tree_delegations").get(
-        pk=root_id
+    """Read the root's counters and the turn's tokens against its limits."""
+    root = (
+        Run.objects.only("budget", "tree_model_calls", "tree_delegations")
+        .annotate(used=turn_tokens(OuterRef("pk")))
+        .get(pk=root_id)
     )
     return _left(
         root,
         calls=root.tree_model_calls,
-        tokens=root.tree_tokens,
+        tokens=root.used,
         delegations=root.tree_delegations,
     )
 
@@ -93,7 +113,6 @@ def budget_take_delegation(
     root: Run,
     callers_next: bool | None = None,
     unchanged: Agent | None = None,
-    tokens: int = 0,
 ) -> int | None:
     """Take one delegation from the turn of `root` for `caller`, with the model calls it needs,
     if the turn has them, in one statement; the model calls the expert may make, or None.
@@ -104,31 +123,32 @@ def budget_take_delegation(
     already (`callers_next`: by default, unless the caller's next step has its call), the
     caller's next call, the one that reads the experts' answers (set on `caller`, saved with
     its step). So every run waiting on an expert has its answering call taken, and the
-    expert may use whatever the turn has left (its last call offers no tools).
-
-    `tokens`: a step's tokens counted on the turn by the same statement (only when it took
-    it: else nothing is written)."""
+    expert may use whatever the turn has left (its last call offers no tools)."""
     limits = root.budget or budget_initial()
     delegations, calls = _column("tree_delegations"), _column("tree_model_calls")
     if callers_next is None:
         callers_next = caller.reserved_call != caller.steps
     calls_taken = 2 if callers_next else 1
     counts = f"{delegations} = {delegations} + 1, {calls} = {calls} + {calls_taken}"
-    counted: list[Any] = []
-    if tokens:
-        column = _column("tree_tokens")
-        counts, counted = f"{counts}, {column} = {column} + %s", [tokens]
     condition = f"{delegations} < %s AND {calls} + %s <= %s"
     params: list[Any] = [limits["max_delegations"], calls_taken, limits["max_model_calls"]]
     if unchanged is not None:
         condition = f"{condition} AND {_unchanged_sql(connection.vendor)}"
         params += _unchanged_params(unchanged)
-    row = _take(root, counts, condition, params, counted=counted)
+    row = _take(root, counts, condition, params)
     if row is None:
         return None
     if callers_next:
         caller.reserved_call = caller.steps
     return limits["max_model_calls"] - row[0] + 1  # (its first call is among those counted)
+
+
+def budget_lock_turn(*, root: Run) -> None:
+    """Lock the turn's root row until the transaction ends (Postgres; SQLite's writers queue
+    for the whole database): for a step below the root whose first take did not lock it, so
+    that its first lock is still the root's, before the ledger's spend counters and any run."""
+    if connection.features.has_select_for_update:
+        Run.objects.select_for_update().filter(pk=root.pk).values_list("pk").first()
 
 
 def budget_reserved_call(*, run: Run) -> BudgetState | None:
@@ -143,7 +163,7 @@ def budget_reserved_call(*, run: Run) -> BudgetState | None:
     return _left(
         root,
         calls=root.tree_model_calls - 1,  # (this call is among them: left before it)
-        tokens=root.tree_tokens,
+        tokens=root.turn_tokens,
         delegations=root.tree_delegations,
     )
 
@@ -181,45 +201,35 @@ def _unchanged_params(agent: Agent) -> list[Any]:
 
 @functools.cache
 def _take_sql(vendor: str, counts: str, condition: str) -> str:
-    """The statement of `_take` (built once per database kind and condition)."""
+    """The statement of `_take` (built once per database kind and condition): the turn's
+    tokens are returned summed from its ledger (`turn_tokens`), by the root's id."""
     table = connection.ops.quote_name(Run._meta.db_table)
-    returned = ", ".join(
-        _column(name) for name in ("tree_model_calls", "tree_tokens", "tree_delegations")
+    ledger = connection.ops.quote_name(UsageRecord._meta.db_table)
+    root, prompt, completion = (
+        connection.ops.quote_name(UsageRecord._meta.get_field(name).column)
+        for name in ("root", "prompt_tokens", "completion_tokens")
     )
+    tokens = (
+        f"(SELECT COALESCE(SUM({prompt} + {completion}), 0) FROM {ledger} "
+        f"WHERE {ledger}.{root} = {table}.{_column('id')})"
+    )
+    returned = f"{_column('tree_model_calls')}, {tokens}, {_column('tree_delegations')}"
     return (
         f"UPDATE {table} SET {counts} "
         f"WHERE {_column('id')} = %s AND {condition} RETURNING {returned}"
     )
 
 
-def _take(
-    root: Run, counts: str, condition: str, params: list[Any], counted: list[Any] | None = None
-) -> tuple[int, ...] | None:
-    """Count on the root run (`counts`: `column = column + 1`, …, the values of its
-    placeholders in `counted`) where `condition` holds (its values in `params`); the root's
-    model calls, tokens and delegations after it (set on `root` too), or None when the
-    condition did not hold. UPDATE … RETURNING (SQLite 3.35+, Postgres) reserves and reads in
-    one round trip, where the ORM's update() needs a second query to read."""
+def _take(root: Run, counts: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
+    """Count on the root run (`counts`: `column = column + 1`, …) where `condition` holds (its
+    values in `params`); the root's model calls, the turn's tokens and the root's delegations
+    after it (set on `root` too), or None when the condition did not hold. UPDATE … RETURNING
+    (SQLite 3.35+, Postgres) reserves and reads in one round trip, where the ORM's update()
+    needs a second query to read."""
     key = Run._meta.pk.get_db_prep_value(root.pk, connection)
     with connection.cursor() as cursor:
-        cursor.execute(
-            _take_sql(connection.vendor, counts, condition), [*(counted or []), key, *params]
-        )
+        cursor.execute(_take_sql(connection.vendor, counts, condition), [key, *params])
         row = cursor.fetchone()
-    if row is not None:  # the root in memory counts as its row does now
-        root.tree_model_calls, root.tree_tokens, root.tree_delegations = row
+    if row is not None:  # the root in memory counts as its row and ledger do now
+        root.tree_model_calls, root.turn_tokens, root.tree_delegations = row
     return row
-
-
-# A model call's tokens counted on the turn's root: compiled once per connection.
-_CHARGE = PreparedUpdate(
-    lambda: (
-        Run.objects.filter(pk=Param("id", Run._meta.pk)),
-        {"tree_tokens": F("tree_tokens") + Param("tokens", Run._meta.get_field("tree_tokens"))},
-    )
-)
-
-
-def budget_charge_tokens(*, root_id: Any, tokens: int) -> None:
-    """Count a model call's tokens against the turn (atomic, from any worker)."""
-    _CHARGE.run(id=root_id, tokens=tokens)

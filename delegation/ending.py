@@ -122,20 +122,18 @@ def run_answer_reported(
     run: Run,
     emitter: RunEmitter,
     caller: Run | None,
-    tokens: int,
     answer: ChatMessage | None,
 ) -> None:
     """Within the commit of an expert's answering step that saved its end: say it ended and
-    report to its caller (read locked before its end was saved, `delegation_caller`; `tokens`
-    as `delegation_complete` takes them), so an expert's answer, its end and its caller's
-    resumption are one commit. `answer`: its answer's message row, completed and not yet
-    written: written with the caller's message of the delegation. Nothing else of an end
-    applies to it: its messages are complete, it has no expert working, it is not a turn to
-    route."""
+    report to its caller (read locked before its end was saved, `delegation_caller`), so an
+    expert's answer, its end and its caller's resumption are one commit. `answer`: its
+    answer's message row, completed and not yet written: written with the caller's message of
+    the delegation. Nothing else of an end applies to it: its messages are complete, it has no
+    expert working, it is not a turn to route."""
     emitter.closing = True
     emitter.emit("run.completed", status=RunStatus.SUCCEEDED, usage=run.usage, error=None)
     along = [answer] if answer is not None else []
-    delegation_complete(child=run, caller=caller, tokens=tokens, along=along)
+    delegation_complete(child=run, caller=caller, along=along)
 
 
 def _after_end(run: Run, status: str, error: dict[str, str] | None, emitter: RunEmitter) -> None:

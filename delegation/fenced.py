@@ -58,25 +58,15 @@ HEARTBEAT = PreparedUpdate(
         },
     )
 )
-# A step's save; `tree_tokens` counts a model call's tokens against the turn when the run is
-# the turn's root (its counters are on its own row; 0 otherwise).
-PROGRESS = PreparedUpdate(
-    lambda: (
-        _held(),
-        {
-            **_values(*WORKING, "routing", "lease_expires_at"),
-            "tree_tokens": F("tree_tokens") + _value("tree_tokens"),
-        },
-    )
-)
-# The run waits (for its experts or a person) without a worker; `tree_tokens` as in PROGRESS
-# (the step that asked them can be saved by its wait).
+# A step's save.
+PROGRESS = PreparedUpdate(lambda: (_held(), _values(*WORKING, "routing", "lease_expires_at")))
+# The run waits (for its experts or a person) without a worker (the step that asked them can
+# be saved by its wait).
 WAIT = PreparedUpdate(
     lambda: (
         _held(),
         {
             **_values(*WORKING, "status", "waiting_since"),
-            "tree_tokens": F("tree_tokens") + _value("tree_tokens"),
             "lease_expires_at": None,
             "lease_token": None,
         },
@@ -105,22 +95,13 @@ RESUMED = PreparedUpdate(
             "status": RunStatus.QUEUED,
             "queued_at": _value("queued_at"),
             "waiting_since": None,
-            "tree_tokens": F("tree_tokens") + _value("tree_tokens"),
         },
     )
 )
 WAITS_ON = PreparedSave(Run, "status")
-# ...or is resumed claimed already, by the worker that runs it next (delegation.services). Both
-# count, as `tree_tokens`, the tokens of the expert whose end resumes the run when it is the
-# turn's root (0 otherwise), in the same statement.
+# ...or is resumed claimed already, by the worker that runs it next (delegation.services).
 RESUMED_CLAIMED = PreparedUpdate(
-    lambda: (
-        _by_id(),
-        {
-            **_values(*CLAIMED, "queued_at", "waiting_since"),
-            "tree_tokens": F("tree_tokens") + _value("tree_tokens"),
-        },
-    )
+    lambda: (_by_id(), _values(*CLAIMED, "queued_at", "waiting_since"))
 )
 # A run claimed in advance by a worker that will not run it after all goes back to the queue.
 HANDED_BACK = PreparedUpdate(
@@ -141,19 +122,17 @@ _JUDGED = ("validation", "confidence", "needs_review")
 
 def _finish(*, fenced: bool, judged: bool) -> PreparedUpdate:
     names = (*_ENDING, *WORKING, *(_JUDGED if judged else ()))
-    tokens = {"tree_tokens": F("tree_tokens") + _value("tree_tokens")} if fenced else {}
     return PreparedUpdate(
         lambda: (
             (_held() if fenced else _by_id()).exclude(status__in=FINAL_STATUSES),
-            {**_values(*names), **tokens, "lease_expires_at": None},
+            {**_values(*names), "lease_expires_at": None},
         )
     )
 
 
 # The run ends (not if it already has): under its worker's lease (`fenced`) or by anyone (a
 # cancel, the sweeper); a run that answered under its worker saves the check of its answer
-# (only its worker judges it). Its worker's end also counts `tree_tokens` as PROGRESS does (a
-# step that answers is saved with the run's end: its model call's tokens, when it is the root).
+# (only its worker judges it).
 FINISH = {
     (True, True): _finish(fenced=True, judged=True),
     (True, False): _finish(fenced=True, judged=False),

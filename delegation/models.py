@@ -97,10 +97,10 @@ class Run(models.Model):
     lease_token = models.UUIDField(null=True, blank=True)  # which claim may write progress
     worker = models.CharField(max_length=200, blank=True)  # who claimed it last (Celery hostname)
     queued_at = models.DateTimeField(null=True, blank=True)  # when it last became queued
-    # The turn's budget and what the whole tree used, kept on the root run.
+    # The turn's budget and what the whole tree used, kept on the root run (its tokens are
+    # summed from its ledger rows: delegation.budget.turn_tokens).
     budget = models.JSONField(default=dict, blank=True)
     tree_model_calls = models.PositiveIntegerField(default=0)
-    tree_tokens = models.PositiveIntegerField(default=0)
     tree_delegations = models.PositiveIntegerField(default=0)
     # Answers checked in the tree (delegation.humans.validation): the turn's answer is rated
     # from their checks, read only when there are some.
@@ -120,6 +120,9 @@ class Run(models.Model):
         return f"{'/'.join(self.path)} ({self.status})"
 
     taken_over = False  # set by run_claim when this delivery took the run from a dead worker
+    # The turn's tokens, on its root in memory, as last read from its ledger (not a column:
+    # delegation.budget.turn_tokens) and counted on since by the calls this process made.
+    turn_tokens = 0
     # Experts that ended and handed this run over to their worker, as they ended, by delegate
     # call id (delegation.tree.delegation_complete): their results need no read.
     experts_ended: Mapping[str, Run] = MappingProxyType({})

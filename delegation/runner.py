@@ -16,7 +16,7 @@ from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool
 from delegation.budget import (
-    budget_charge_tokens,
+    budget_lock_turn,
     budget_reserved_call,
     budget_take_model_call,
 )
@@ -207,13 +207,10 @@ def _model_call(
     calls, usage = _stream(provider, request, stream, lease)
     spoken, step, usage_before = stream.text, run.steps, run.usage
 
-    def charge(*, tokens_saved_with_step: bool = False) -> Charge:
-        """The call's tokens on the turn's budget and its ledger row (at the step it was),
-        unless they are counted otherwise (`tokens_saved_with_step`): by a root run's step
-        write (the turn's counters are its), its caller's resumption, or its first take."""
+    def charge() -> Charge:
+        """The call's ledger row (at the step it was), which is what counts its tokens against
+        the turn (delegation.budget.turn_tokens)."""
         run.steps, run.usage = step, usage_before
-        if not tokens_saved_with_step:
-            budget_charge_tokens(root_id=run.root_id_or_self, tokens=usage.total_tokens)
         charged = usage_charge(run=run, hold=hold, usage=usage, text=spoken, calls=calls)
         run.steps += 1
         return charged
@@ -234,39 +231,34 @@ def _model_call(
             checks = _checks_to_rate(run)
             ends = checks == []
         run.transcript = [*run.transcript, _assistant_entry(stream.text, calls)]
-        root = run.root_id is None
-        tokens = usage.total_tokens if root else 0
         # ...an expert's answer that ends it is also reported to its caller in that commit.
-        # Its caller is locked before its own row, as a stop locks them (root first): an
-        # expert of the root reads it first, and counts its tokens with the root's resumption;
-        # a deeper one counts them on the root first. An expert that asks experts of its own
-        # counts them with its first delegation's take, made first (the root locked first);
-        # when that call is refused or its take fails, its charge counts them, root first.
+        # Its caller is its first lock, before its own row and the ledger's spend counters, as
+        # a stop locks them (caller before expert). An expert that asks experts of its own
+        # takes its first delegation first: its first lock is the root's, as for every run
+        # below the root that locks it (tests/delegation/test_lock_order.py).
         reports = ends and run.parent_id is not None
-        for_the_root = reports and run.parent_id == run.root_id
         with transaction.atomic():
-            caller = delegation_caller(child=run) if for_the_root else None
+            caller = delegation_caller(child=run) if reports else None
             taken = None
-            if delegating and not root:
+            if delegating and run.root_id is not None:
                 run.steps = step + 1  # (as after its charge: the take reserves its next call)
                 first = pending_tool_calls(run.transcript)[0][1]
-                taken = delegation_take_first(caller=run, call=first, tokens=usage.total_tokens)
-            took = taken is not None and taken.calls_left is not None
-            charged = charge(tokens_saved_with_step=root or for_the_root or took)
-            if reports and not for_the_root:
-                caller = delegation_caller(child=run)
+                taken = delegation_take_first(caller=run, call=first)
+                if taken is None or taken.calls_left is None:  # (refused, or not taken)
+                    budget_lock_turn(root=run.root_or_self)
+            charged = charge()
+            if caller is not None and caller.root_or_self is not run.root_or_self:
+                # (read before this call's ledger row: the caller it hands over counts it)
+                caller.root_or_self.turn_tokens += charged.tokens
             answer = None  # (an expert that reports writes it with its caller's message)
             if stream.started:
                 citations = None if calls else run.citations
                 usage_shown = charged.message_usage()
                 answer = stream.complete(usage=usage_shown, citations=citations, save=not reports)
             if ends:
-                _save_as_end(run, emitter, stream.text, tokens)
+                _save_as_end(run, emitter, stream.text)
                 if reports:
-                    counted = usage.total_tokens if for_the_root else 0
-                    run_answer_reported(
-                        run=run, emitter=emitter, caller=caller, tokens=counted, answer=answer
-                    )
+                    run_answer_reported(run=run, emitter=emitter, caller=caller, answer=answer)
             elif delegating:  # saved by its first write: a refusal's, or its wait
                 waiting = run_tool_calls(
                     run,
@@ -274,11 +266,11 @@ def _model_call(
                     pending_tool_calls(run.transcript),
                     tools,
                     fresh=True,
-                    step_tokens=tokens,
+                    unsaved=True,
                     taken=taken,
                 )
             else:
-                save_progress(run, emitter, tokens=tokens)
+                save_progress(run, emitter)
     except Exception as exc:
         emitter.closing = False  # (a report undone with its commit: the run has not ended)
         with transaction.atomic():  # ...but the call was made: what it cost stays on record
@@ -309,11 +301,11 @@ def _checks_to_rate(run: Run) -> list[tuple[str, dict[str, Any]]] | None:
     return turn_checks(run=run) if run.parent_id is None else []
 
 
-def _save_as_end(run: Run, emitter: RunEmitter, answer: str, tokens: int) -> None:
+def _save_as_end(run: Run, emitter: RunEmitter, answer: str) -> None:
     """The answering step's save, as the run's end (fenced by its lease; RunStopped if the
     run is no longer this worker's)."""
     run.last_seq = emitter.seq
-    if not run_finish(run=run, status=RunStatus.SUCCEEDED, answer=answer, tokens=tokens):
+    if not run_finish(run=run, status=RunStatus.SUCCEEDED, answer=answer):
         raise RunStopped
 
 

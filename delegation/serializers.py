@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from delegation.budget import budget_tokens_used
 from delegation.emitter import agent_tag
 from delegation.humans.models import InboxItem, ItemStatus
 from delegation.humans.selectors import waiting_for
@@ -109,6 +110,6 @@ class TurnSerializer(RunSerializer):
         root = run.root or run
         return {
             "model_calls": root.tree_model_calls,
-            "tokens": root.tree_tokens,
+            "tokens": budget_tokens_used(root_id=root.pk),
             "delegations": root.tree_delegations,
         }

@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from agents.knowledge.tools import knowledge_tool_keys_for
@@ -21,7 +22,7 @@ from agents.services import agent_snapshot
 from config.db import row_or_none
 from config.enqueue import enqueue
 from config.prepared import PreparedInsert, PreparedLookup
-from delegation.budget import budget_charge_tokens, budget_initial
+from delegation.budget import budget_initial, turn_tokens
 from delegation.ended import EndWatch
 from delegation.fenced import (
     CLAIM,
@@ -238,9 +239,24 @@ ROOT_UNREAD = tuple(
 )
 
 
+def _ledger_tokens(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """`runs` with the tokens of each one's turn (`ledger_tokens`), in the same statement: the
+    budget's checks read them on the root in memory (`with_turn_tokens`)."""
+    return runs.annotate(ledger_tokens=turn_tokens(Coalesce(OuterRef("root_id"), OuterRef("pk"))))
+
+
+def with_turn_tokens(run: Run | None) -> Run | None:
+    """`run`, read with `ledger_tokens`, with them as its turn's tokens on its root in memory
+    (`Run.turn_tokens`, which the calls made from here count on)."""
+    if run is not None:
+        run.root_or_self.turn_tokens = run.ledger_tokens
+    return run
+
+
 def with_what_steps_use(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """`runs` with the rows their steps use (`STEPS_USE` and the root), in the same statement."""
-    return runs.select_related(*STEPS_USE, "root").defer(*ROOT_UNREAD)
+    """`runs` with the rows their steps use (`STEPS_USE` and the root) and the tokens of their
+    turn (`with_turn_tokens`), in the same statement."""
+    return _ledger_tokens(runs.select_related(*STEPS_USE, "root").defer(*ROOT_UNREAD))
 
 
 # The claim reads the run with everything its steps use (about 130 columns): compiled once;
@@ -277,14 +293,14 @@ def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
     if handed is not None:
         if handed.run is not None and EndWatch(run_id, since=handed.since).ended():
             return None, 0.0  # stopped since it was handed over: whoever ended it closed it
-        run = handed.run or _HANDED.row(run_id)
+        run = handed.run or with_turn_tokens(_HANDED.row(run_id))
         ours = run is not None and run.status == RunStatus.RUNNING
         if ours and run.lease_token == handed.token and _still_held(run):
             run.taken_over = False
             return run, 0.0
     now = timezone.now()
     with transaction.atomic():
-        run = _CLAIMABLE.row(run_id)
+        run = with_turn_tokens(_CLAIMABLE.row(run_id))
         if run is None or run.status in FINAL_STATUSES or run.status in WAIT_STATUSES:
             return None, 0.0
         if run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at > now:
@@ -326,14 +342,11 @@ def run_heartbeat(*, run: Run, seq: int | None = None) -> None:
         raise RunStopped
 
 
-def run_save_progress(*, run: Run, tokens: int = 0) -> None:
-    """Persist transcript, steps, usage and seq and renew the lease; RunStopped if not ours.
-    `tokens`: a model call's tokens to count against the turn, when `run` is the turn's root
-    (its counters are on this row)."""
-    values = dict(routing=run.routing, lease_expires_at=_lease(), tree_tokens=tokens)
+def run_save_progress(*, run: Run) -> None:
+    """Persist transcript, steps, usage and seq and renew the lease; RunStopped if not ours."""
+    values = dict(routing=run.routing, lease_expires_at=_lease())
     if not PROGRESS.run(**held(run), **working(run), **values):
         raise RunStopped
-    run.tree_tokens += tokens  # (a root's: the experts it started read its counters)
 
 
 def with_waits(runs: QuerySet[Run], *, besides: Any = None) -> QuerySet[Run]:
@@ -347,8 +360,9 @@ def with_waits(runs: QuerySet[Run], *, besides: Any = None) -> QuerySet[Run]:
     return runs.annotate(person=Exists(person), expert=Exists(expert))
 
 
-# The turn's counters on its root (delegation.budget, and the checks the turn is rated from).
-COUNTERS = ("tree_model_calls", "tree_tokens", "tree_delegations", "tree_checks")
+# The turn's counters on its root (delegation.budget, and the checks the turn is rated from);
+# its tokens are its ledger's (`_ledger_tokens`).
+COUNTERS = ("tree_model_calls", "tree_delegations", "tree_checks")
 
 
 def _waits_for(runs: QuerySet[Run]) -> QuerySet[Run]:
@@ -356,9 +370,9 @@ def _waits_for(runs: QuerySet[Run]) -> QuerySet[Run]:
 
 
 def _waits_and_counters(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """What each run waits for, with the turn's counters (its own, or its root's)."""
+    """What each run waits for, with the turn's counters (its own, or its root's) and tokens."""
     counters = (*COUNTERS, *(f"root__{name}" for name in COUNTERS))
-    return with_waits(runs.select_related("root").only("pk", "root_id", *counters))
+    return _ledger_tokens(with_waits(runs.select_related("root").only("pk", "root_id", *counters)))
 
 
 # What a run waits for, read at each of its steps that asked (and, locked, before it waits):
@@ -386,11 +400,10 @@ def run_wait_status(*, run_id: Any) -> str | None:
     return _wait_status(_WAITS.row(run_id))
 
 
-def run_wait_or_continue(*, run: Run, tokens: int = 0) -> bool:
+def run_wait_or_continue(*, run: Run) -> bool:
     """After starting delegations or asking a person: True if the run must wait (experts still
-    working, or an inbox item pending), in which case it is saved as waiting without a worker
-    (`tokens` as `run_save_progress` takes them); False if nothing is left to wait for (go on,
-    nothing saved)."""
+    working, or an inbox item pending), in which case it is saved as waiting without a worker;
+    False if nothing is left to wait for (go on, nothing saved)."""
     with transaction.atomic(savepoint=False):  # (within a step that only asked experts)
         # The run's row lock, what it waits for and the turn's counters, in one statement.
         waits = _WAITS_LOCKED.row(run.pk)
@@ -402,25 +415,22 @@ def run_wait_or_continue(*, run: Run, tokens: int = 0) -> bool:
                 counted = waits.root_or_self
                 for name in COUNTERS:
                     setattr(run.root_or_self, name, getattr(counted, name))
+                run.root_or_self.turn_tokens = waits.ledger_tokens
             return False
-        run_wait(run=run, status=status, tokens=tokens)
+        run_wait(run=run, status=status)
     return True
 
 
-def run_wait(*, run: Run, status: str = RunStatus.WAITING, tokens: int = 0) -> None:
+def run_wait(*, run: Run, status: str = RunStatus.WAITING) -> None:
     """Save the run as waiting (`status`) without a worker, fenced by its lease (RunStopped if
     not ours), with no read of what it waits for: for a step whose experts started in its own
-    uncommitted transaction, which none of them can have ended (`tokens` as
-    `run_save_progress` takes them)."""
-    values = dict(status=status, waiting_since=timezone.now(), tree_tokens=tokens)
+    uncommitted transaction, which none of them can have ended."""
+    values = dict(status=status, waiting_since=timezone.now())
     if not WAIT.run(**held(run), **working(run), **values):
         raise RunStopped
-    run.tree_tokens += tokens  # (a root's: the experts it just started read its counters)
 
 
-def run_resume_if_ready(
-    *, run_id: Any, locked: Run | None = None, worker: str = "", tokens: int = 0
-) -> bool:
+def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str = "") -> bool:
     """Re-enqueue a waiting run once nothing is left to wait for (True), or move it between
     `waiting` and `waiting_human` as what it waits for changes. Call inside a transaction:
     the run's row lock makes the last of several concurrent ends resume it exactly once.
@@ -430,9 +440,7 @@ def run_resume_if_ready(
     true (only the run itself adds to what it waits for, and at worst it is resumed, finds its
     experts working and waits again); anything still waited for is read again after the
     lock, which sees whatever was committed while the lock was awaited. `worker`: the worker
-    resuming it, which claims it at once when it runs it next (`_ready`). `tokens`: an
-    expert's tokens to count against the turn, when the run is the turn's root (counted
-    whether it resumes or not: with its resumption, else on their own).
+    resuming it, which claims it at once when it runs it next (`_ready`).
     """
     run = (
         locked
@@ -440,7 +448,6 @@ def run_resume_if_ready(
         else row_or_none(Run.objects.select_for_update().filter(pk=run_id))
     )
     if run is None or run.status not in WAIT_STATUSES:
-        _count_tokens(run_id, tokens)
         return False  # still running (it will see the change itself), or ended
     # "Nothing left", read with the lock, holds; anything else is read now, after the lock (a
     # change committed while it was awaited, a sibling stopped or a person's answer, is only
@@ -451,7 +458,6 @@ def run_resume_if_ready(
         if status != run.status:
             run.status = status
             WAITS_ON.save(run)
-        _count_tokens(run.pk, tokens)
         return False
     run.queued_at, run.waiting_since = timezone.now(), None
     if _ready(run, worker=worker):
@@ -460,17 +466,10 @@ def run_resume_if_ready(
             **claimed(run),
             queued_at=run.queued_at,
             waiting_since=None,
-            tree_tokens=tokens,
         )
-        run.tree_tokens += tokens  # (handed over: its claim reads nothing)
     else:
-        RESUMED.run(id=run.pk, queued_at=run.queued_at, tree_tokens=tokens)
+        RESUMED.run(id=run.pk, queued_at=run.queued_at)
     return True
-
-
-def _count_tokens(root_id: Any, tokens: int) -> None:
-    if tokens:
-        budget_charge_tokens(root_id=root_id, tokens=tokens)
 
 
 def run_release(*, run: Run) -> None:
@@ -486,13 +485,10 @@ def run_finish(
     answer: str = "",
     error: dict[str, str] | None = None,
     fenced: bool = True,
-    tokens: int = 0,
 ) -> bool:
     """End a run; False if it had already ended (or, when fenced, is no longer this worker's).
     A run that answered under its own worker also saves the check of its answer and the turn's
-    confidence (`validation`, `confidence`, `needs_review`: only its worker sets them).
-    `tokens` (fenced only): a model call's tokens to count against the turn, when `run` is
-    the turn's root, as `run_save_progress` takes them (a step that answers ends the run)."""
+    confidence (`validation`, `confidence`, `needs_review`: only its worker sets them)."""
     judged = fenced and status == RunStatus.SUCCEEDED
     ending = dict(
         status=status,
@@ -505,7 +501,7 @@ def run_finish(
         ending |= dict(
             validation=run.validation, confidence=run.confidence, needs_review=run.needs_review
         )
-    named = held(run) | {"tree_tokens": tokens} if fenced else {"id": run.pk}
+    named = held(run) if fenced else {"id": run.pk}
     updated = FINISH[fenced, judged].run(**named, **working(run), **ending)
     for name, value in (ending | {"lease_expires_at": None}).items():
         setattr(run, name, value)

@@ -40,7 +40,7 @@ def run_tool_calls(
     tools: dict[str, Tool],
     *,
     fresh: bool = False,
-    step_tokens: int | None = None,
+    unsaved: bool = False,
     taken: Taken | None = None,
 ) -> bool:
     """Execute each pending call, saving after each so a crash never runs one twice. Delegate
@@ -49,16 +49,16 @@ def run_tool_calls(
     for a person (or collect the decision). True when the run now waits for experts still
     working or for a person. `fresh`: the calls come straight from the model's answer, so none
     has a child yet (a model that repeats an earlier call's id gets a new child, which the
-    lookup finds first, being the newest). `step_tokens`: the step that asked is not saved yet
-    (it only asked experts: one transaction with them); the first write here saves it, counting
-    these tokens as `run_save_progress` does, and a write is always made. `taken`: its first
+    lookup finds first, being the newest). `unsaved`: the step that asked is not saved yet (it
+    only asked experts: one transaction with them); the first write here saves it, and a
+    write is always made. `taken`: its first
     delegate call, taken from the turn's budget already (`delegation_take_first`)."""
     step = run.steps - 1
     waiting = started = False
     # Experts whose end handed this run over here, for these calls only (an id can come back
     # in a later step, for another expert).
     ended, run.experts_ended = run.experts_ended, Run.experts_ended
-    unsaved = step_tokens is not None
+    asked_unsaved = unsaved
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         name = call["function"]["name"]
@@ -91,19 +91,18 @@ def run_tool_calls(
         else:
             content = _tool(run, emitter, call, message_id, tools)
         run.transcript = [*run.transcript, _tool_entry(call, content)]
-        save_progress(run, emitter, tokens=(step_tokens or 0) if unsaved else 0)
+        save_progress(run, emitter)
         unsaved = False
     run.last_seq = emitter.seq
-    tokens = (step_tokens or 0) if unsaved else 0
-    if started and step_tokens is not None:
+    if started and asked_unsaved:
         # Its experts started in this step's own transaction, not committed yet: none of them
         # can have ended, so the run waits, with no read of what it waits for.
-        run_wait(run=run, tokens=tokens)
+        run_wait(run=run)
         return True
-    if waiting and run_wait_or_continue(run=run, tokens=tokens):
+    if waiting and run_wait_or_continue(run=run):
         return True
     if unsaved:
-        save_progress(run, emitter, tokens=tokens)
+        save_progress(run, emitter)
     return False
 
 
@@ -209,8 +208,7 @@ def _parse_for_display(raw: str) -> Any:
         return raw
 
 
-def save_progress(run: Run, emitter: RunEmitter, *, tokens: int = 0) -> None:
-    """Save the run's progress with the last event number sent (fenced by its lease); `tokens`
-    as `run_save_progress` takes them."""
+def save_progress(run: Run, emitter: RunEmitter) -> None:
+    """Save the run's progress with the last event number sent (fenced by its lease)."""
     run.last_seq = emitter.seq
-    run_save_progress(run=run, tokens=tokens)
+    run_save_progress(run=run)

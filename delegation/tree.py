@@ -30,6 +30,7 @@ from delegation.models import Run, RunStatus
 from delegation.services import (
     run_resume_if_ready,
     run_start_child,
+    with_turn_tokens,
     with_waits,
     with_what_steps_use,
 )
@@ -62,20 +63,19 @@ class Taken:
     calls_left: int | None
 
 
-def delegation_take_first(*, caller: Run, call: dict[str, Any], tokens: int) -> Taken | None:
-    """Check and take a step's first delegate call before the step's other writes, counting
-    the step's `tokens` on the turn's root in the take's own statement (so its first lock is
-    the root's, as for every run below the root); the call as taken. When the take fails (the
-    expert changed since the offer, or the budget is spent) nothing is written and the call
-    says so; None when its arguments are invalid or a guard refuses it. Either way
-    `delegation_begin` then handles the call, and the tokens are counted on their own."""
+def delegation_take_first(*, caller: Run, call: dict[str, Any]) -> Taken | None:
+    """Check and take a step's first delegate call before the step's other writes (so its
+    first lock is the root's, before the ledger's spend counters, as for every run below the
+    root); the call as taken. When the take fails (the expert changed since the offer, or the
+    budget is spent) nothing is written and the call says so; None when its arguments are
+    invalid or a guard refuses it. Either way `delegation_begin` then handles the call."""
     try:
         arguments = delegate_arguments(call["function"]["arguments"])
         target = delegation_check(caller=caller, target_name=arguments["target"], as_offered=True)
     except (ValueError, DelegationRefused):
         return None
     root = caller.root_or_self
-    calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target, tokens=tokens)
+    calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target)
     return Taken(target, calls_left)
 
 
@@ -319,7 +319,7 @@ def delegation_caller(*, child: Run) -> Run | None:
     """The caller `child` reports its end to, locked, as `delegation_complete` reads it (None
     when it is gone): read first by an expert whose answering step reports in its own commit,
     so that its caller's row is locked before its own, as a stop locks them."""
-    return _CALLER.row(child.parent_id, str(child.id), child.id)
+    return with_turn_tokens(_CALLER.row(child.parent_id, str(child.id), child.id))
 
 
 def _reported_message(
@@ -349,14 +349,12 @@ def delegation_complete(
     *,
     child: Run,
     caller: Run | None = _UNREAD,
-    tokens: int = 0,
     along: Sequence[ChatMessage] = (),
 ) -> None:
     """Report a child's end to its caller; the last child to end re-enqueues the caller. An
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
     for the new attempt. In the child's own commit when it gives `caller`, read locked by
-    `delegation_caller` in that transaction; `tokens`: its tokens, when its caller is the
-    turn's root, to count with the caller's resumption instead of on their own; `along`: the
+    `delegation_caller` in that transaction; `along`: the
     child's message rows of that commit still to write (`message_row`), written in one
     statement with the caller's message of the delegation."""
     with transaction.atomic(savepoint=False):  # (in the child's answering commit, or its own)
@@ -404,7 +402,7 @@ def delegation_complete(
         )
         if not superseded:  # its caller, handed over, takes its result from here
             parent.experts_ended = {child.parent_tool_call_id: child}
-        run_resume_if_ready(run_id=parent.pk, locked=parent, worker=child.worker, tokens=tokens)
+        run_resume_if_ready(run_id=parent.pk, locked=parent, worker=child.worker)
 
 
 def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:

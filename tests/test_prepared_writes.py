@@ -42,7 +42,7 @@ def runs(user):
     ]
     for run in made:
         Run.objects.filter(pk=run.pk).update(
-            status=RunStatus.RUNNING, lease_token=uuid.uuid4(), last_seq=5, tree_tokens=10
+            status=RunStatus.RUNNING, lease_token=uuid.uuid4(), last_seq=5, tree_model_calls=10
         )
     return [Run.objects.get(pk=r.pk) for r in made]
 
@@ -79,18 +79,19 @@ def test_an_update_leaves_the_row_the_orm_leaves(runs):
             by_token(),
             {
                 **{name: Param(name, field(name)) for name in values},
-                "tree_tokens": F("tree_tokens") + Param("tokens", field("tree_tokens")),
+                "tree_model_calls": F("tree_model_calls")
+                + Param("calls", field("tree_model_calls")),
                 "last_seq": Greatest("last_seq", Param("seq", field("last_seq"))),
             },
         )
     )
-    assert statement.run(id=ours.pk, token=ours.lease_token, tokens=7, seq=3, **values) == 1
+    assert statement.run(id=ours.pk, token=ours.lease_token, calls=7, seq=3, **values) == 1
     Run.objects.filter(pk=theirs.pk, lease_token=theirs.lease_token).update(
-        **values, tree_tokens=F("tree_tokens") + 7, last_seq=Greatest("last_seq", 3)
+        **values, tree_model_calls=F("tree_model_calls") + 7, last_seq=Greatest("last_seq", 3)
     )
     assert saved(ours) == saved(theirs)
     ours.refresh_from_db()
-    assert (ours.tree_tokens, ours.last_seq, ours.lease_expires_at) == (17, 5, at)
+    assert (ours.tree_model_calls, ours.last_seq, ours.lease_expires_at) == (17, 5, at)
     assert ours.transcript == values["transcript"] and ours.error is None
 
 
@@ -155,7 +156,7 @@ def test_the_fence_refuses_a_worker_whose_lease_was_taken(runs):
     run = runs[0]
     assert HEARTBEAT.run(**held(run), lease_expires_at=timezone.now(), last_seq=9) == 1
     run.transcript, run.last_seq = [{"role": "assistant", "content": "so far"}], 9
-    values = dict(routing=None, lease_expires_at=timezone.now(), tree_tokens=0)
+    values = dict(routing=None, lease_expires_at=timezone.now())
     assert PROGRESS.run(**held(run), **working(run), **values) == 1
     Run.objects.filter(pk=run.pk).update(lease_token=uuid.uuid4())  # another worker took it
     assert HEARTBEAT.run(**held(run), lease_expires_at=timezone.now(), last_seq=99) == 0

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 
 from chat.models import ChatMessage, MessageRole
+from delegation.budget import budget_tokens_used
 from delegation.models import Run
 from delegation.selectors import run_tree
 from delegation.usage.models import UsageRecord
@@ -44,7 +45,7 @@ def turn_evidence(*, root: Run) -> dict[str, Any]:
         "citations": [_citation(c) for c in root.citations or []],
         "tree": [_node(r) for r in runs],
         "model_calls": root.tree_model_calls,
-        "tokens": root.tree_tokens,
+        "tokens": budget_tokens_used(root_id=root.pk),
         "latency_ms": latency,
         "cost": cost,
         "cost_note": note,

@@ -6,8 +6,14 @@ import uuid
 
 import pytest
 
-from delegation.budget import budget_take_delegation, budget_take_model_call
+from delegation.budget import (
+    budget_state,
+    budget_take_delegation,
+    budget_take_model_call,
+    budget_tokens_used,
+)
 from delegation.models import Run
+from delegation.usage.models import UsageRecord
 from tests.test_enqueue import new_run
 
 pytestmark = pytest.mark.django_db
@@ -17,8 +23,9 @@ def test_a_turn_takes_exactly_its_model_calls_and_reads_what_was_left(user):
     root = new_run(user)
     root.budget = {"max_delegations": 3, "max_model_calls": 2, "max_tokens": 100}
     Run.objects.filter(pk=root.pk).update(
-        budget=root.budget, tree_model_calls=0, tree_tokens=40, tree_delegations=1
+        budget=root.budget, tree_model_calls=0, tree_delegations=1
     )
+    ledger_row(root, prompt=30, completion=10)  # the turn's tokens are its ledger's
 
     first = budget_take_model_call(root=root)
     second = budget_take_model_call(root=root)
@@ -28,6 +35,38 @@ def test_a_turn_takes_exactly_its_model_calls_and_reads_what_was_left(user):
     assert first.tokens_left == 60 and first.delegations_left == 2
     assert third is None  # the limit holds: the counter does not pass it
     assert Run.objects.get(pk=root.pk).tree_model_calls == 2
+
+
+def ledger_row(run, *, prompt, completion):
+    """A model call of `run`'s turn, as its ledger records it."""
+    return UsageRecord.objects.create(
+        day=run.created_at.date(),
+        run_id=run.pk,
+        root_id=run.root_id_or_self,
+        provider="openai",
+        model="m",
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        currency="USD",
+    )
+
+
+def test_a_turn_s_tokens_are_its_ledger_s_whoever_made_the_calls(user):
+    """Every ledger row of the turn counts (an expert's, a check's), another turn's does not."""
+    root, other = new_run(user), new_run(user)
+    assert budget_tokens_used(root_id=root.pk) == 0
+    expert = Run.objects.get(pk=new_run(user).pk)
+    expert.root_id = root.pk
+    ledger_row(root, prompt=5, completion=2)
+    ledger_row(expert, prompt=20, completion=3)
+    ledger_row(other, prompt=100, completion=100)
+    assert budget_tokens_used(root_id=root.pk) == 30
+    root.budget = {"max_delegations": 3, "max_model_calls": 5, "max_tokens": 30}
+    Run.objects.filter(pk=root.pk).update(budget=root.budget)
+    assert budget_state(root_id=root.pk).tokens_left == 0
+    taken = budget_take_model_call(root=root)
+    assert (taken.tokens_left, root.turn_tokens) == (0, 30)  # read in the take's statement
+    assert taken.must_answer()  # the turn's tokens are spent: its next call offers no tools
 
 
 def test_a_turn_without_its_own_limits_uses_the_settings(user, settings):

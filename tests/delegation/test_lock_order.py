@@ -1,8 +1,9 @@
-"""The rows of a turn are locked root first: every transaction of a run below the root that
-locks the root locks it before the spend counters and before any other run of the tree (as a
-stop locks a tree: root first, then by depth), so the steps of one tree, their priced calls
-and a stop never wait on each other's rows. Read from the statements of a priced depth-2 turn,
-in order, on Postgres (SQLite has no row locks; its writers queue)."""
+"""The rows of a turn are locked top down: every transaction of a run below the root locks the
+shallowest run it locks first (the root, or the caller an expert reports to), before the
+spend counters and any deeper run (as a stop locks a tree: root first, then by depth), so the
+steps of one tree, their priced calls and a stop never wait on each other's rows. Read from the
+statements of a priced depth-2 turn, in order, on Postgres (SQLite has no row locks; its
+writers queue)."""
 
 from __future__ import annotations
 
@@ -48,15 +49,15 @@ def names(statement: str, run: Run) -> bool:
 
 
 @pytest.mark.parametrize("first", ["refused", "taken"])
-def test_a_priced_turn_locks_its_root_before_the_counters_and_the_runs_below(
+def test_a_priced_turn_locks_its_runs_top_down_before_the_counters(
     team, user, sent, monkeypatch, first
 ):
     make_price(output="1")  # every call costs a little: its ledger row adds to spend counters
     agents = make_team(lead=["mid"], mid=["leaf", "tax"], leaf=[], tax=[])
     team.script("lead", delegate("mid"), text("lead done"))
     # The middle expert asks two of its own, one of them unknown, so its step writes a refusal
-    # and a take: the refusal first (its tokens counted on their own), or the take (its first
-    # take made before its other writes counts them).
+    # and a take: the refusal first (the root locked on its own first), or the take (its first
+    # take, made before its other writes, locks the root).
     asks = [
         ("delegate", {"target": "nobody", "task": "x"}),
         ("delegate", {"target": "leaf", "task": "y"}),
@@ -71,24 +72,25 @@ def test_a_priced_turn_locks_its_root_before_the_counters_and_the_runs_below(
     assert root.status == RunStatus.SUCCEEDED and root.answer == "lead done"
     below = list(Run.objects.filter(root=root))
     assert {r.agent_config["name"] for r in below} == {"mid", "leaf"}
+    tree = [root, *below]
     checked = 0
     for statements in transactions(writes.log):
-        locking = [s for s in statements if locks(s)]
-        root_first = next((i for i, s in enumerate(locking) if names(s, root)), None)
-        # A run below, locked (a statement naming the root too is the root's: its caller's
-        # read names the expert only in what it reads besides), or the spend counters.
-        others = [
-            i
-            for i, s in enumerate(locking)
-            if "usage_spendcounter" in s
-            or (not names(s, root) and any(names(s, run) for run in below))
-        ]
-        writes_below = any(names(s, run) for s in locking for run in below)
-        if root_first is None or not writes_below:
-            continue  # (the root's own steps: no run below it is locked)
+        # What each locking statement locks: the spend counters, or a run of the tree (the
+        # shallowest it names: a caller's read names its expert only in what it reads besides).
+        order: list = []
+        for statement in filter(locks, statements):
+            named = [run for run in tree if names(statement, run)]
+            if "usage_spendcounter" in statement:
+                order.append("counters")
+            elif named:
+                order.append(min(named, key=lambda run: run.depth))
+        distinct = {x if x == "counters" else x.pk for x in order}
+        if len(distinct) < 2 or distinct <= {root.pk, "counters"}:
+            continue  # (one row, or the root's own steps: no run below it is locked)
         checked += 1
-        assert root_first < min(others), "\n".join(locking)
-    # The experts' steps that cost and lock the root: the leaf's answer, the middle expert's
-    # ask and its answer.
+        shallowest = min(x.depth for x in order if x != "counters")
+        assert order[0] != "counters" and order[0].depth == shallowest, "\n".join(statements)
+    # The experts' steps that cost and lock two runs: the middle expert's ask (the root, then
+    # itself), the leaf's answer (its caller, then itself) and the middle expert's answer.
     assert checked >= 3
     assert any("usage_spendcounter" in s for s in writes.log)

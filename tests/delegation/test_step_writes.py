@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation import runner
+from delegation.budget import budget_tokens_used
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
 from delegation.usage.models import UsageRecord
@@ -56,7 +57,7 @@ def test_an_answer_needing_no_check_is_saved_as_the_runs_end_in_its_steps_write(
     assert (run.status, run.answer, run.steps) == (RunStatus.SUCCEEDED, "The answer.", 1)
     assert run.transcript[-1] == {"role": "assistant", "content": "The answer."}
     tokens = usage.prompt_tokens + usage.completion_tokens
-    assert run.tree_tokens == tokens > 0  # the root's counters, in the same write
+    assert budget_tokens_used(root_id=run.pk) == tokens > 0  # the turn's: its ledger's
     assert run.lease_token is not None and run.lease_expires_at is None
     message = ChatMessage.objects.get(run=run, role=MessageRole.AGENT)
     assert (message.content, message.status) == ("The answer.", MessageStatus.COMPLETED)
@@ -184,7 +185,7 @@ def test_a_step_that_only_asks_experts_is_one_commit_with_their_runs_and_its_wai
     (step,) = [
         t
         for t in transactions(captured.captured_queries)
-        if any("usage_usagerecord" in q["sql"] for q in t)
+        if any(q["sql"].startswith('INSERT INTO "usage_usagerecord"') for q in t)
     ]
     inserts = [q["sql"].split()[2] for q in step if q["sql"].startswith("INSERT")]
     # The ledger row, the expert's run, its message, the activity row: one commit.
@@ -201,7 +202,7 @@ def test_a_step_that_only_asks_experts_is_one_commit_with_their_runs_and_its_wai
     lead.refresh_from_db()
     expert = Run.objects.get(parent=lead)
     assert lead.status == RunStatus.WAITING and lead.steps == 1 and lead.lease_token is None
-    assert lead.tree_tokens > 0  # the step's tokens, counted by its wait (the root's counters)
+    assert budget_tokens_used(root_id=lead.pk) > 0  # the step's ledger row, in its commit
     assert sent == [(str(expert.id),)] and expert.status == RunStatus.QUEUED
 
 
