@@ -143,12 +143,13 @@ def budget_take_delegation(
     return limits["max_model_calls"] - row[0] + 1  # (its first call is among those counted)
 
 
-def budget_lock_turn(*, root: Run) -> None:
+def budget_lock_turn(*, root_id: Any) -> None:
     """Lock the turn's root row until the transaction ends (Postgres; SQLite's writers queue
-    for the whole database): for a step below the root whose first take did not lock it, so
-    that its first lock is still the root's, before the ledger's spend counters and any run."""
+    for the whole database): for a transaction below the root that will lock it but not
+    first (a step whose first take did not lock it, a fallback attempt's start), so that its
+    first lock is the root's, before the ledger's spend counters and any run below it."""
     if connection.features.has_select_for_update:
-        Run.objects.select_for_update().filter(pk=root.pk).values_list("pk").first()
+        Run.objects.select_for_update().filter(pk=root_id).values_list("pk").first()
 
 
 def budget_reserved_call(*, run: Run) -> BudgetState | None:

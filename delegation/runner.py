@@ -233,19 +233,21 @@ def _model_call(
         run.transcript = [*run.transcript, _assistant_entry(stream.text, calls)]
         # ...an expert's answer that ends it is also reported to its caller in that commit.
         # Its caller is its first lock, before its own row and the ledger's spend counters, as
-        # a stop locks them (caller before expert). An expert that asks experts of its own
-        # takes its first delegation first: its first lock is the root's, as for every run
-        # below the root that locks it (tests/delegation/test_lock_order.py).
+        # a stop locks them (caller before expert), and only while the expert is still its
+        # worker's (its caller may be running a step of its own once it is not). An expert
+        # that asks experts of its own takes its first delegation first: its first lock is
+        # the root's, as for every run below the root that locks it
+        # (tests/delegation/test_lock_order.py).
         reports = ends and run.parent_id is not None
         with transaction.atomic():
-            caller = delegation_caller(child=run) if reports else None
+            caller = delegation_caller(child=run, held=True) if reports else None
             taken = None
             if delegating and run.root_id is not None:
                 run.steps = step + 1  # (as after its charge: the take reserves its next call)
                 first = pending_tool_calls(run.transcript)[0][1]
                 taken = delegation_take_first(caller=run, call=first)
                 if taken is None or taken.calls_left is None:  # (refused, or not taken)
-                    budget_lock_turn(root=run.root_or_self)
+                    budget_lock_turn(root_id=run.root_id)
             charged = charge()
             if caller is not None and caller.root_or_self is not run.root_or_self:
                 # (read before this call's ledger row: the caller it hands over counts it)

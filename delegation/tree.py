@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import JSONField, OuterRef, QuerySet, Subquery
+from django.db.models import Exists, JSONField, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -18,7 +18,7 @@ from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_row, message_upsert, messages_upsert
 from config.prepared import PreparedLookup
-from delegation.budget import budget_take_delegation
+from delegation.budget import budget_lock_turn, budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
 from delegation.guards import DelegationRefused, delegation_check, delegation_offer_hand_down
@@ -308,18 +308,36 @@ def _caller_with_message(caller_id: Any, child_key: Any, child_id: Any) -> Query
     )
 
 
+def _caller_of_held(caller_id: Any, child_key: Any, child_id: Any, token: Any) -> QuerySet[Run]:
+    """`_caller_with_message`, found (and locked) only while the expert is still running under
+    its worker's lease `token`."""
+    held = Run.objects.filter(pk=child_id, status=RunStatus.RUNNING, lease_token=token)
+    return _caller_with_message(caller_id, child_key, child_id).filter(Exists(held))
+
+
 # Compiled once per connection: a child's end is reported in one read.
 _CALLER = PreparedLookup(
     _caller_with_message,
     keys=[Run._meta.pk, ChatMessage._meta.get_field("tool"), Run._meta.pk],
 )
+_CALLER_OF_HELD = PreparedLookup(
+    _caller_of_held,
+    keys=[*_CALLER.keys, Run._meta.get_field("lease_token")],
+)
 
 
-def delegation_caller(*, child: Run) -> Run | None:
+def delegation_caller(*, child: Run, held: bool = False) -> Run | None:
     """The caller `child` reports its end to, locked, as `delegation_complete` reads it (None
     when it is gone): read first by an expert whose answering step reports in its own commit,
-    so that its caller's row is locked before its own, as a stop locks them."""
-    return with_turn_tokens(_CALLER.row(child.parent_id, str(child.id), child.id))
+    so that its caller's row is locked before its own, as a stop locks them. `held`: None
+    also when the expert is no longer its worker's (ended by a stop or the sweeper), so that
+    its doomed commit locks nothing: its caller may be running a step of its own by then,
+    which locks the spend counters before its own row."""
+    if held:
+        found = _CALLER_OF_HELD.row(child.parent_id, str(child.id), child.id, child.lease_token)
+    else:
+        found = _CALLER.row(child.parent_id, str(child.id), child.id)
+    return with_turn_tokens(found)
 
 
 def _reported_message(
@@ -412,6 +430,8 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
     it ends, so the caller never sees the call without an unfinished attempt."""
     call_id = child.parent_tool_call_id
     with transaction.atomic():
+        if child.parent_id != child.root_id:  # (the root first, as a stop locks the tree)
+            budget_lock_turn(root_id=child.root_id)
         caller = (
             Run.objects.select_for_update(of=("self",))
             .select_related("root", "user")

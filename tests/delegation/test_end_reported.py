@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F, Sum
+from django.db.models import Q
 
 from chat.models import ChatMessage, MessageRole
 from delegation import budget, tree
@@ -33,18 +33,14 @@ def run_turn(root: Run, published: list) -> None:
         published.clear()
 
 
-def spent(root: Run) -> int:
-    """The tokens the turn's ledger rows say its calls used."""
-    rows = UsageRecord.objects.filter(root_id=root.pk)
-    return rows.aggregate(n=Sum(F("prompt_tokens") + F("completion_tokens")))["n"]
-
-
 def assert_counted_once(root: Run, team) -> None:
     """Each model call the turn made is one ledger row, and the turn's tokens, as its budget
-    reads them, are those rows' sum."""
+    reads them, are what its runs saved as their own usage."""
     calls = sum(len(bodies) for bodies in team.requests.values())
     assert UsageRecord.objects.filter(root_id=root.pk).count() == calls > 0
-    assert budget.budget_tokens_used(root_id=root.pk) == spent(root) > 0
+    runs = Run.objects.filter(Q(pk=root.pk) | Q(root_id=root.pk))
+    saved = sum(run.usage.get("total_tokens", 0) for run in runs)
+    assert budget.budget_tokens_used(root_id=root.pk) == saved > 0
 
 
 def failing_activity(monkeypatch, fails) -> list:
@@ -62,7 +58,8 @@ def failing_activity(monkeypatch, fails) -> list:
 
 
 class Writes:
-    """Every statement and commit on the test's connection, in order."""
+    """Every statement and commit on the test's connection, in order (a statement outside a
+    transaction block is followed by its own commit)."""
 
     def __init__(self, monkeypatch) -> None:
         self.log: list[str] = []
@@ -76,7 +73,10 @@ class Writes:
 
     def __call__(self, execute, sql, params, many, context):
         self.log.append(f"{sql} {params!r}")
-        return execute(sql, params, many, context)
+        result = execute(sql, params, many, context)
+        if not context["connection"].in_atomic_block:  # autocommitted: a transaction of its own
+            self.log.append("COMMIT")
+        return result
 
     def commit_of(self, *needles: str) -> int:
         """Which commit the first statement containing all `needles` (in its SQL or its
@@ -360,3 +360,35 @@ def test_a_caller_read_before_its_expert_s_end_does_not_wait_for_that_expert(tea
     with transaction.atomic():
         caller = tree.delegation_caller(child=experts[0])
         assert not caller.expert  # only a, which is ending, is left
+    Run.objects.filter(pk=experts[0].pk).update(lease_token=uuid.uuid4())
+    experts[0].refresh_from_db()
+    with transaction.atomic():  # still its worker's: found, and locked
+        assert tree.delegation_caller(child=experts[0], held=True).pk == root.pk
+    Run.objects.filter(pk=experts[0].pk).update(lease_token=uuid.uuid4())  # the sweeper's now
+    with transaction.atomic():  # its doomed end reads (and locks) nothing
+        assert tree.delegation_caller(child=experts[0], held=True) is None
+        assert tree.delegation_caller(child=experts[0]).pk == root.pk  # (a report's own read)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_a_caller_handed_over_counts_its_expert_s_call_against_the_turn_s_tokens(
+    team, user, sent, settings, depth
+):
+    """The caller an expert's end hands over was read before that expert's ledger row: its
+    reserved answering call still sees the turn's tokens spent, and offers no tools."""
+    agents = make_team(lead=["mid"], mid=["leaf"], leaf=[])
+    team.script("lead", delegate("mid"), text("lead done"))
+    if depth == 1:
+        team.script("mid", text("mid done"))
+    else:
+        team.script("mid", delegate("leaf"), text("mid done"))
+        team.script("leaf", text("leaf done"))
+    settings.TURN_MAX_TOKENS = 18 * (depth + 1)  # each call is 18: spent by the last expert's
+    root = start_run(user, agents["lead"])
+    run_turn(root, sent)
+    root.refresh_from_db()
+    assert root.status == RunStatus.SUCCEEDED
+    caller = "lead" if depth == 1 else "mid"
+    asked, answering = team.requests[caller]
+    assert asked.get("tools") and not answering.get("tools")
+    assert budget.budget_tokens_used(root_id=root.pk) == 18 * (2 * depth + 1)  # every call

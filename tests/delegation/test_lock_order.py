@@ -1,7 +1,7 @@
-"""The rows of a turn are locked top down: every transaction of a run below the root locks the
-shallowest run it locks first (the root, or the caller an expert reports to), before the
-spend counters and any deeper run (as a stop locks a tree: root first, then by depth), so the
-steps of one tree, their priced calls and a stop never wait on each other's rows. Read from the
+"""The rows of a turn are locked top down: every transaction that locks two runs of a tree
+locks the shallowest first (the root, or the caller an expert reports to), before the spend
+counters and any deeper run (as a stop locks a tree: root first, then by depth), so the steps
+of one tree, their priced calls and a stop never wait on each other's rows. Read from the
 statements of a priced depth-2 turn, in order, on Postgres (SQLite has no row locks; its
 writers queue)."""
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from agents.models import Agent
 from delegation.models import Run, RunStatus
 from tests.delegation.conftest import make_team
 from tests.delegation.test_end_reported import Writes, run_turn
@@ -48,7 +49,7 @@ def names(statement: str, run: Run) -> bool:
     return '"delegation_run"' in statement.split(" WHERE ")[0] and str(run.pk) in statement
 
 
-@pytest.mark.parametrize("first", ["refused", "taken"])
+@pytest.mark.parametrize("first", ["refused", "taken", "reattempted"])
 def test_a_priced_turn_locks_its_runs_top_down_before_the_counters(
     team, user, sent, monkeypatch, first
 ):
@@ -62,8 +63,16 @@ def test_a_priced_turn_locks_its_runs_top_down_before_the_counters(
         ("delegate", {"target": "nobody", "task": "x"}),
         ("delegate", {"target": "leaf", "task": "y"}),
     ]
-    team.script("mid", tool_calls(*(asks if first == "refused" else asks[::-1])), text("mid done"))
-    team.script("leaf", text("leaf done"))
+    if first == "reattempted":  # the leaf's first answer is judged invalid: it is asked again
+        Agent.objects.filter(name="leaf").update(
+            validate_answers="rules", fallback_chain=["retry", "low_confidence"]
+        )
+        team.script("mid", delegate("leaf"), text("mid done"))
+        team.script("leaf", text(""), text("leaf done"))
+    else:
+        team.script("mid", tool_calls(*(asks if first == "refused" else asks[::-1])))
+        team.script("mid", text("mid done"))
+        team.script("leaf", text("leaf done"))
     root = start_run(user, agents["lead"])
     writes = Writes(monkeypatch)
     with connection.execute_wrapper(writes):
@@ -72,6 +81,7 @@ def test_a_priced_turn_locks_its_runs_top_down_before_the_counters(
     assert root.status == RunStatus.SUCCEEDED and root.answer == "lead done"
     below = list(Run.objects.filter(root=root))
     assert {r.agent_config["name"] for r in below} == {"mid", "leaf"}
+    assert len(below) == (3 if first == "reattempted" else 2)
     tree = [root, *below]
     checked = 0
     for statements in transactions(writes.log):
@@ -84,9 +94,10 @@ def test_a_priced_turn_locks_its_runs_top_down_before_the_counters(
                 order.append("counters")
             elif named:
                 order.append(min(named, key=lambda run: run.depth))
-        distinct = {x if x == "counters" else x.pk for x in order}
-        if len(distinct) < 2 or distinct <= {root.pk, "counters"}:
-            continue  # (one row, or the root's own steps: no run below it is locked)
+        if len({x.pk for x in order if x != "counters"}) < 2:
+            # (one run: its own step or claim. Nobody else locks a run running a step: its
+            # experts report only while it waits, and one ended meanwhile reads it no more.)
+            continue
         checked += 1
         shallowest = min(x.depth for x in order if x != "counters")
         assert order[0] != "counters" and order[0].depth == shallowest, "\n".join(statements)

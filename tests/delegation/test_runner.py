@@ -11,7 +11,6 @@ from django.db import connection
 from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
-from delegation.budget import budget_tokens_used
 from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
@@ -233,8 +232,7 @@ def test_a_call_whose_run_was_stopped_meanwhile_is_still_on_the_ledger(user, age
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED and run.steps == 0
     (row,) = UsageRecord.objects.filter(run_id=run.pk)
-    assert row.step == 0
-    assert row.prompt_tokens + row.completion_tokens == budget_tokens_used(root_id=run.pk) > 0
+    assert row.step == 0 and row.prompt_tokens + row.completion_tokens > 0
     assert not ChatMessage.objects.filter(run=run, content__contains="nobody").exists()
 
 
