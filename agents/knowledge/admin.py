@@ -15,6 +15,7 @@ from agents.knowledge.services import (
     content_hash_of,
     document_reindex,
     document_upload,
+    knowledge_links_changed,
     upload_check,
 )
 from config.errors import AppError
@@ -58,6 +59,25 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
         return (
             super().get_queryset(request).prefetch_related("agents").select_related("access_group")
         )
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Saved with its agents; those linked or unlinked count as changed."""
+        before = set(form.instance.agents.values_list("pk", flat=True)) if change else set()
+        super().save_related(request, form, formsets, change)
+        after = set(form.instance.agents.values_list("pk", flat=True))
+        knowledge_links_changed(agent_ids=before ^ after)
+
+    def delete_model(self, request: HttpRequest, obj: KnowledgeBase) -> None:
+        """Deleted; its agents lose it, so they count as changed."""
+        linked = list(obj.agents.values_list("pk", flat=True))
+        super().delete_model(request, obj)
+        knowledge_links_changed(agent_ids=linked)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[KnowledgeBase]) -> None:
+        """Deleted in bulk; their agents count as changed."""
+        linked = list(queryset.values_list("agents", flat=True))
+        super().delete_queryset(request, queryset)
+        knowledge_links_changed(agent_ids=[pk for pk in linked if pk is not None])
 
 
 class DocumentUploadForm(forms.ModelForm):

@@ -20,7 +20,12 @@ from agents.knowledge.serializers import (
     DocumentUploadSerializer,
     KnowledgeBaseSerializer,
 )
-from agents.knowledge.services import document_delete, document_upload, upload_check
+from agents.knowledge.services import (
+    document_delete,
+    document_upload,
+    knowledge_base_create,
+    upload_check,
+)
 from config.api_errors import ERRORS, ErrorSerializer
 
 UPLOAD_ERRORS = {**ERRORS, 409: ErrorSerializer, 413: ErrorSerializer, 415: ErrorSerializer}
@@ -56,7 +61,7 @@ class KnowledgeBaseListView(APIView):
         """Create a knowledge base, optionally linked to agents by name."""
         serializer = KnowledgeBaseSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        kb = serializer.save()
+        kb = knowledge_base_create(**serializer.validated_data)  # (its agents count as changed)
         return Response(KnowledgeBaseSerializer(kb).data, status=status.HTTP_201_CREATED)
 
 

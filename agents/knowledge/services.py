@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
@@ -19,6 +20,7 @@ from agents.knowledge.parsing import SUPPORTED, ParseError, file_type_of, parse
 from agents.knowledge.retrieval import dense
 from agents.knowledge.selectors import document_with_hash
 from agents.knowledge.text import index_terms
+from agents.models import Agent
 from config.enqueue import enqueue
 from config.errors import AppError
 
@@ -264,4 +266,15 @@ def knowledge_base_create(
         )
         if agents:
             kb.agents.set(agents)
+            knowledge_links_changed(agent_ids=[getattr(a, "pk", a) for a in agents])
     return kb
+
+
+def knowledge_links_changed(*, agent_ids: Iterable[Any]) -> None:
+    """Agents whose knowledge bases were linked or unlinked count as saved now (`updated_at`):
+    what a run pins of them (the kb tools) is read again, and a delegation taken as an earlier
+    read offered them is checked against the agent as it is now (the take's unchanged check,
+    delegation.budget)."""
+    ids = set(agent_ids)
+    if ids:
+        Agent.objects.filter(pk__in=ids).update(updated_at=timezone.now())

@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from agents.knowledge.services import knowledge_base_create
 from agents.models import Agent
 from agents.services import agent_revision_record
 from delegation.emitter import RunEmitter
@@ -98,3 +99,13 @@ def test_a_spent_budget_is_still_refused_as_a_budget(offered, settings):
 def test_an_expert_not_in_the_offer_is_read_and_checked(offered):
     assert refusal_code(ask(offered, "ghost")) == "delegation_unknown_target"
     assert refusal_code(ask(offered, "lead")) == "delegation_not_allowed"
+
+
+def test_an_expert_given_knowledge_after_its_offer_runs_with_it(offered):
+    """Linking a knowledge base bumps no revision, but marks the agent saved: the take as
+    offered fails, and the expert is read again, now with its kb tools."""
+    knowledge_base_create(name="finance-kb", agents=[Agent.objects.get(name="finance")])
+    assert ask(offered) is None
+    child = Run.objects.get(parent=offered)
+    assert {"kb_search", "kb_documents"} <= set(child.agent_config["tool_keys"])
+    assert Run.objects.get(pk=offered.pk).tree_delegations == 1  # taken once

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from agents.knowledge.models import Chunk, Document, DocumentStatus
 from agents.knowledge.services import knowledge_base_create
+from agents.models import Agent
 from tests.factories import make_agent, make_user
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +94,47 @@ def test_superseded_filter_and_chunks_are_read_only(
         == 200
     )
     assert admin_client.get(reverse("admin:knowledge_chunk_add")).status_code == 403
+
+
+def kb_form(kb, agents) -> dict:
+    """The knowledge base's change form as the admin posts it, with these agents linked."""
+    return {
+        "name": kb.name,
+        "display_name": kb.display_name,
+        "description": kb.description,
+        "access_group": "",
+        "access_permission": "",
+        "agents": [a.pk for a in agents],
+        "documents-TOTAL_FORMS": "0",
+        "documents-INITIAL_FORMS": "0",
+        "documents-MIN_NUM_FORMS": "0",
+        "documents-MAX_NUM_FORMS": "1000",
+    }
+
+
+def test_agents_linked_unlinked_or_losing_a_deleted_base_count_as_changed(admin_client, kb):
+    """An agent's knowledge is part of what a run pins of it: linking or unlinking a base, in
+    any of the admin's ways, marks it saved (a delegation taken as offered is checked again)."""
+    legal, other = make_agent("legal"), make_agent("other")
+    seen = {a.name: a.updated_at for a in Agent.objects.all()}
+
+    def changed() -> set[str]:
+        now = {a.name: a.updated_at for a in Agent.objects.all()}
+        moved = {name for name, at in now.items() if at != seen[name]}
+        seen.update(now)
+        return moved
+
+    change = reverse("admin:knowledge_knowledgebase_change", args=[kb.pk])
+    assert admin_client.post(change, kb_form(kb, [legal])).status_code == 302
+    assert changed() == {"hr", "legal"}  # one unlinked, one linked
+    assert admin_client.post(change, kb_form(kb, [legal])).status_code == 302
+    assert changed() == set()  # saved with the same agents
+    delete = reverse("admin:knowledge_knowledgebase_delete", args=[kb.pk])
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 302
+    assert changed() == {"legal"}
+    both = [knowledge_base_create(name=n, agents=[other]) for n in ("a", "b")]
+    assert changed() == {"other"}
+    listing = reverse("admin:knowledge_knowledgebase_changelist")
+    chosen = {"action": "delete_selected", "_selected_action": [b.pk for b in both], "post": "yes"}
+    assert admin_client.post(listing, chosen).status_code == 302
+    assert changed() == {"other"}

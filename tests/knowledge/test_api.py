@@ -6,6 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from agents.knowledge.models import Document, KnowledgeBase
+from agents.models import Agent
 from tests.api.conftest import token_client
 from tests.factories import make_agent, make_user
 
@@ -142,3 +143,14 @@ def test_endpoints_are_in_the_openapi_schema(staff):
     assert "multipart/form-data" in upload["requestBody"]["content"]
     assert "delete" in paths["/api/v1/knowledge-bases/{kb_id}/documents/{document_id}/"]
     assert "/api/v1/knowledge-bases/{kb_id}/" in paths
+
+
+def test_agents_linked_by_a_new_base_count_as_changed(staff):
+    """What a run pins of an agent includes its knowledge: linking marks the agent saved."""
+    hr, other = make_agent("hr"), make_agent("other")
+    created = staff.post(
+        "/api/v1/knowledge-bases/", {"name": "hr", "agents": ["hr"]}, format="json"
+    )
+    assert created.status_code == 201
+    hr_after, other_after = (Agent.objects.get(pk=a.pk) for a in (hr, other))
+    assert hr_after.updated_at > hr.updated_at and other_after.updated_at == other.updated_at
