@@ -60,13 +60,18 @@ def turn_tokens(root: Any) -> Coalesce:
     counter to keep in step with it, and a server that reports no usage is counted as the
     ledger estimates it."""
     rows = UsageRecord.objects.filter(root_id=root).order_by().values("root_id")
-    summed = rows.annotate(tokens=Sum(F("prompt_tokens") + F("completion_tokens")))
-    return Coalesce(Subquery(summed.values("tokens")[:1]), Value(0))
+    return Coalesce(Subquery(rows.annotate(tokens=_row_tokens()).values("tokens")[:1]), Value(0))
+
+
+def _row_tokens() -> Sum:
+    """A ledger row's tokens as the turn counts them (prompt, cached included, and completion),
+    summed; `_take_sql` writes the same sum in SQL."""
+    return Sum(F("prompt_tokens") + F("completion_tokens"))
 
 
 def budget_tokens_used(*, root_id: Any) -> int:
     """The tokens the turn of `root_id` has used (`turn_tokens`), read now."""
-    return Run.objects.filter(pk=root_id).values_list(turn_tokens(root_id), flat=True).first() or 0
+    return UsageRecord.objects.filter(root_id=root_id).aggregate(n=_row_tokens())["n"] or 0
 
 
 def budget_state(*, root_id: Any) -> BudgetState:
@@ -203,7 +208,8 @@ def _unchanged_params(agent: Agent) -> list[Any]:
 @functools.cache
 def _take_sql(vendor: str, counts: str, condition: str) -> str:
     """The statement of `_take` (built once per database kind and condition): the turn's
-    tokens are returned summed from its ledger (`turn_tokens`), by the root's id."""
+    tokens are returned summed from its ledger as `turn_tokens` sums them (`_row_tokens`), by
+    the root's id, in SQL (a correlated subquery in RETURNING)."""
     table = connection.ops.quote_name(Run._meta.db_table)
     ledger = connection.ops.quote_name(UsageRecord._meta.db_table)
     root, prompt, completion = (
