@@ -39,15 +39,15 @@ _FIRST_SAVE = PreparedInsert(ChatMessage, on_conflict=OnConflict.IGNORE)
 
 def message_upsert(**fields: Any) -> None:
     """Insert or update an agent/tool message in one statement (a replayed step rewrites it);
-    `fields` as `message_row` takes them.
+    `fields` as `_message_row` takes them.
 
     NUL characters (which Postgres cannot store) are dropped from model-written text.
     `created_at`: when it appeared, if before now (kept by an update).
     """
-    _UPSERT.insert(message_row(**fields))
+    _UPSERT.insert(_message_row(**fields))
 
 
-def message_row(
+def _message_row(
     *,
     message_id: uuid.UUID,
     session_id: uuid.UUID,
@@ -62,8 +62,7 @@ def message_row(
     usage: dict[str, Any] | None = None,
     created_at: datetime | None = None,
 ) -> ChatMessage:
-    """The whole row `message_upsert` writes, unsaved: to write with others of the same
-    commit in one statement (`messages_upsert`)."""
+    """The whole row `message_upsert` writes, unsaved."""
     return ChatMessage(
         id=message_id,
         created_at=created_at or timezone.now(),
@@ -78,12 +77,6 @@ def message_row(
         citations=citations or [],
         usage=usage or None,
     )
-
-
-def messages_upsert(rows: list[ChatMessage]) -> None:
-    """Insert or update whole message rows (`message_row`), each as `message_upsert` would,
-    in one statement."""
-    _UPSERT.insert_all(rows)
 
 
 def message_text_save(
@@ -111,12 +104,6 @@ def message_text_save(
 def _storable(text: str) -> str:
     """`text` without NUL characters, which Postgres cannot store."""
     return text.replace("\x00", "") if "\x00" in text else text
-
-
-def session_title_from(text: str) -> str:
-    """A session title from the first line of its first message (at most 80 characters)."""
-    first_line = text.strip().splitlines()[0] if text.strip() else ""
-    return first_line[:77] + "…" if len(first_line) > 80 else first_line
 
 
 def preference_set_timezone(*, user: Any, timezone_name: str) -> ChatPreference:

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, router, transaction
-from django.db.models import Expression, Field, Model, QuerySet, signals
+from django.db.models import Expression, Field, Model, QuerySet
 from django.db.models.constants import OnConflict
 from django.db.models.query import get_related_populators
 from django.db.models.sql import InsertQuery, UpdateQuery
@@ -282,16 +281,16 @@ def _prepared(field: Field, obj: Model, connection: BaseDatabaseWrapper) -> Any:
 
 
 class _CompiledInsert:
-    """One connection's compiled INSERT of a model's rows (one, or a fixed number)."""
+    """One connection's compiled INSERT of one row of a model."""
 
-    def __init__(self, inserter: PreparedInsert, objs: Sequence[Model], using: str) -> None:
+    def __init__(self, inserter: PreparedInsert, obj: Model, using: str) -> None:
         self.connection, self.using = connections[using], using
         model, opts = inserter.model, inserter.model._meta
         if opts.parents:  # save() writes each parent's table first; one INSERT cannot
             raise ValueError(f"{model.__name__}: a prepared insert writes one table")
         self.fields = [f for f in opts.concrete_fields if not f.generated]
         returning = []
-        if opts.auto_field is not None and getattr(objs[0], opts.pk.attname) is None:
+        if opts.auto_field is not None and getattr(obj, opts.pk.attname) is None:
             self.fields.remove(opts.auto_field)  # the database numbers it: read it back
             returning = [opts.auto_field]
             if not self.connection.features.can_return_columns_from_insert:
@@ -302,24 +301,21 @@ class _CompiledInsert:
             update_fields=[opts.get_field(name) for name in inserter.update_fields],
             unique_fields=[opts.get_field(name) for name in inserter.unique_fields],
         )
-        query.insert_values(self.fields, objs)
+        query.insert_values(self.fields, [obj])
         compiler = query.get_compiler(using=using)
         compiler.returning_fields = returning
         ((self.sql, params),) = compiler.as_sql()
-        # Several rows are given row by row (VALUES (…), (…)), or, as Postgres inserts them,
-        # column by column (UNNEST: one array of values per column).
-        self.by_column = len(objs) > 1 and len(params) == len(self.fields)
-        if not self.by_column and len(params) != len(self.fields) * len(objs):
+        if len(params) != len(self.fields):
             raise ValueError(f"{model.__name__}: a prepared insert takes one value per column")
         self.returns_key = bool(returning)
 
 
 class PreparedInsert:
-    """An INSERT whose SQL each connection compiles once: `obj.save()` of a new row
-    (its `pre_save` and `post_save` signals sent as save() sends them), or, with
-    `on_conflict`, `bulk_create([obj], ...)`'s upsert or ignore (no signals, as bulk_create),
-    without building and compiling the query each time. Each column's value is prepared as the
-    ORM prepares it (`pre_save`, so `auto_now` and its kin apply, then `get_db_prep_save`)."""
+    """An INSERT whose SQL each connection compiles once: `obj.save()` of a new row, or, with
+    `on_conflict`, `bulk_create([obj], ...)`'s upsert or ignore, without building and
+    compiling the query each time. Each column's value is prepared as the ORM prepares it
+    (`pre_save`, so `auto_now` and its kin apply, then `get_db_prep_save`). No save signals
+    are sent: a model written through it has no receivers (tests/test_prepared_writes.py)."""
 
     def __init__(
         self,
@@ -335,32 +331,11 @@ class PreparedInsert:
 
     def insert(self, obj: Model) -> Model:
         """Insert `obj` (its key read back when the database numbers it); `obj` itself."""
-        self.insert_all([obj])
-        return obj
-
-    def insert_all(self, objs: Sequence[Model]) -> None:
-        """Insert `objs` in one statement (`insert`'s, with one row of values per object;
-        compiled once per number of rows). Several rows are given their keys."""
-        if not objs:
-            raise ValueError("a prepared insert writes at least one row")
-        numbered = {getattr(obj, self.model._meta.pk.attname) is None for obj in objs}
-        if len(objs) > 1 and True in numbered:
-            raise ValueError("a prepared insert of several rows is given their keys")
-        using = router.db_for_write(self.model, instance=objs[0])
-        saved = self.on_conflict is None  # as save(); bulk_create sends no signals
-        if saved:
-            for obj in objs:
-                signals.pre_save.send(
-                    sender=type(obj), instance=obj, raw=False, using=using, update_fields=None
-                )
-        shape = (getattr(objs[0], self.model._meta.pk.attname) is None, len(objs))
-        statement = self._compiled.get(shape, lambda: _CompiledInsert(self, objs, using))
+        using = router.db_for_write(self.model, instance=obj)
+        numbered = getattr(obj, self.model._meta.pk.attname) is None
+        statement = self._compiled.get(numbered, lambda: _CompiledInsert(self, obj, using))
         connection = statement.connection
-        rows = [[_prepared(field, obj, connection) for field in statement.fields] for obj in objs]
-        if statement.by_column:
-            params = [list(column) for column in zip(*rows, strict=True)]
-        else:
-            params = list(chain.from_iterable(rows))
+        params = [_prepared(field, obj, connection) for field in statement.fields]
         with (
             transaction.mark_for_rollback_on_error(using=statement.using),
             connection.cursor() as cursor,
@@ -368,15 +343,6 @@ class PreparedInsert:
             cursor.execute(statement.sql, params)
             returned = cursor.fetchone() if statement.returns_key else None
             if returned is not None:  # none when a conflict was ignored (as bulk_create)
-                setattr(objs[0], self.model._meta.pk.attname, returned[0])
-        for obj in objs:
-            obj._state.adding, obj._state.db = False, statement.using
-            if saved:
-                signals.post_save.send(
-                    sender=type(obj),
-                    instance=obj,
-                    created=True,
-                    update_fields=None,
-                    raw=False,
-                    using=statement.using,
-                )
+                setattr(obj, self.model._meta.pk.attname, returned[0])
+        obj._state.adding, obj._state.db = False, statement.using
+        return obj

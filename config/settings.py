@@ -296,6 +296,11 @@ CHILD_DEADLINE_SECONDS = env.int("CHILD_DEADLINE_SECONDS", default=300)  # and n
 RUN_LEASE_SECONDS = env.int("RUN_LEASE_SECONDS", default=30)
 SWEEP_INTERVAL_SECONDS = env.float("SWEEP_INTERVAL_SECONDS", default=5.0)
 QUEUED_STALE_SECONDS = env.int("QUEUED_STALE_SECONDS", default=60)  # re-send a lost task after
+# Switches for debugging an incident (docs/runs.md): a task body runs the run it made ready next
+# itself (an expert it asked, the caller its end resumed) instead of sending it to the queue; a
+# process keeps what a run reads once (its offer of experts, routing) for its later deliveries.
+RUN_HAND_OVER = env.bool("RUN_HAND_OVER", default=True)
+RUN_READS_CACHE = env.bool("RUN_READS_CACHE", default=True)
 
 # --- Usage and cost (docs/usage.md) ---------------------------------------------------------------
 # Money budgets in USAGE_CURRENCY, decimal strings ("0.50"); empty means no limit. A call whose

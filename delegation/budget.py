@@ -12,7 +12,6 @@ from django.db import connection
 from django.db.models import F, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
-from agents.models import Agent
 from delegation.models import Run
 from delegation.usage.models import UsageRecord
 
@@ -117,12 +116,9 @@ def budget_take_delegation(
     caller: Run,
     root: Run,
     callers_next: bool | None = None,
-    unchanged: Agent | None = None,
 ) -> int | None:
     """Take one delegation from the turn of `root` for `caller`, with the model calls it needs,
     if the turn has them, in one statement; the model calls the expert may make, or None.
-    With `unchanged` (the expert as read earlier), also None when that agent was saved since,
-    or is no longer enabled and delegatable: the same statement confirms it.
 
     The calls taken: the expert's first (`Run.reserved_call`) and, unless it is taken
     already (`callers_next`: by default, unless the caller's next step has its call), the
@@ -137,9 +133,6 @@ def budget_take_delegation(
     counts = f"{delegations} = {delegations} + 1, {calls} = {calls} + {calls_taken}"
     condition = f"{delegations} < %s AND {calls} + %s <= %s"
     params: list[Any] = [limits["max_delegations"], calls_taken, limits["max_model_calls"]]
-    if unchanged is not None:
-        condition = f"{condition} AND {_unchanged_sql(connection.vendor)}"
-        params += _unchanged_params(unchanged)
     row = _take(root, counts, condition, params)
     if row is None:
         return None
@@ -151,8 +144,8 @@ def budget_take_delegation(
 def budget_lock_turn(*, root_id: Any) -> None:
     """Lock the turn's root row until the transaction ends (Postgres; SQLite's writers queue
     for the whole database): for a transaction below the root that will lock it but not
-    first (a step whose first take did not lock it, a fallback attempt's start), so that its
-    first lock is the root's, before the ledger's spend counters and any run below it."""
+    first (an expert's step that asks experts, a fallback attempt's start), so that its first
+    lock is the root's, before the ledger's spend counters and any run below it."""
     if connection.features.has_select_for_update:
         Run.objects.select_for_update().filter(pk=root_id).values_list("pk").first()
 
@@ -176,33 +169,6 @@ def budget_reserved_call(*, run: Run) -> BudgetState | None:
 
 def _column(name: str) -> str:
     return connection.ops.quote_name(Run._meta.get_field(name).column)
-
-
-# What says an agent is as it was read: every save sets `updated_at`, every revision bumps
-# `version`; availability is compared as it is now, whatever wrote it.
-_AGENT_AS_READ = ("id", "version", "updated_at", "enabled", "delegatable")
-
-
-@functools.cache
-def _unchanged_sql(vendor: str) -> str:
-    """`EXISTS (the agent, as it was read)`, for a take's condition (built once per database
-    kind, as `_take_sql`)."""
-
-    def column(name: str) -> str:
-        return connection.ops.quote_name(Agent._meta.get_field(name).column)
-
-    where = " AND ".join(f"{column(name)} = %s" for name in _AGENT_AS_READ)
-    return f"EXISTS (SELECT 1 FROM {connection.ops.quote_name(Agent._meta.db_table)} WHERE {where})"
-
-
-def _unchanged_params(agent: Agent) -> list[Any]:
-    """The values `_unchanged_sql` compares: the agent's as read, enabled and delegatable."""
-    values = {"id": agent.pk, "version": agent.version, "updated_at": agent.updated_at}
-    values |= {"enabled": True, "delegatable": True}
-    return [
-        Agent._meta.get_field(name).get_db_prep_value(values[name], connection)
-        for name in _AGENT_AS_READ
-    ]
 
 
 @functools.cache

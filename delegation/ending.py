@@ -107,33 +107,21 @@ def _end(
     return True
 
 
-def run_answer_ended(*, run: Run, emitter: RunEmitter, reported: bool = False) -> None:
+def run_answer_ended(*, run: Run, emitter: RunEmitter) -> None:
     """The rest of the end of a run whose answering step already saved it as succeeded (the
-    step's own commit ran `run_finish`): close, tell, route, report to the caller (`reported`:
-    that commit told and reported already, `run_answer_reported`)."""
-    if reported:
-        run_mark_ended(run.id)
-        return
+    step's own commit ran `run_finish`): close, tell, route, report to the caller."""
     _after_end(run, RunStatus.SUCCEEDED, None, emitter)
 
 
-def run_answer_reported(
-    *,
-    run: Run,
-    emitter: RunEmitter,
-    caller: Run | None,
-    answer: ChatMessage | None,
-) -> None:
+def run_answer_reported(*, run: Run, emitter: RunEmitter, caller: Run | None) -> None:
     """Within the commit of an expert's answering step that saved its end: say it ended and
     report to its caller (read locked before its end was saved, `delegation_caller`), so an
-    expert's answer, its end and its caller's resumption are one commit. `answer`: its
-    answer's message row, completed and not yet written: written with the caller's message of
-    the delegation. Nothing else of an end applies to it: its messages are complete, it has no
-    expert working, it is not a turn to route."""
+    expert's answer, its end and its caller's resumption are one commit. Nothing else of an
+    end applies to it: its messages are complete, it has no expert working, it is not a turn
+    to route. The step marks it ended once committed (`run_mark_ended`)."""
     emitter.closing = True
     emitter.emit("run.completed", status=RunStatus.SUCCEEDED, usage=run.usage, error=None)
-    along = [answer] if answer is not None else []
-    delegation_complete(child=run, caller=caller, along=along)
+    delegation_complete(child=run, caller=caller)
 
 
 def _after_end(run: Run, status: str, error: dict[str, str] | None, emitter: RunEmitter) -> None:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -13,7 +11,7 @@ from agents.models import Agent
 from agents.selectors import agent_usable_by, with_what_runs_pin
 from config.prepared import PreparedLookup
 from delegation.models import Run
-from delegation.per_run import per_run, per_run_keep
+from delegation.per_run import per_run
 
 
 class DelegationRefused(Exception):
@@ -42,45 +40,6 @@ def _askable(which: Q) -> QuerySet[Agent]:
 _CANDIDATES = PreparedLookup(
     lambda names: _askable(Q(name__in=names)), keys=[Agent._meta.get_field("name")]
 )
-# The same, and in the same statement the experts those experts may ask (a level below).
-_CANDIDATES_AND_BELOW = PreparedLookup(
-    lambda names: _askable(
-        Q(name__in=names)
-        | Exists(
-            Agent.allowed_subagents.through.objects.filter(
-                to_agent=OuterRef("pk"), from_agent__name__in=names
-            )
-        )
-    ),
-    keys=[Agent._meta.get_field("name")],
-)
-
-
-@dataclass(frozen=True)
-class _Offer:
-    """What a run's delivery read of the experts it may be offered: its own (enabled,
-    delegatable, not on its path), and, when they may ask experts of their own, every agent
-    they may ask (`below`, enabled and delegatable, in the read's order; None: not read)."""
-
-    experts: list[Agent]
-    below: list[Agent] | None = None
-    step: int | None = None  # the run's step whose model request read it
-
-
-def _offer(caller: Run) -> _Offer:
-    """The caller's offer, as its first delivery here read it (delegation.per_run), or as its
-    caller's read handed it down (`delegation_offer_hand_down`)."""
-    return per_run(caller, "candidates", lambda: _read_offer(caller))
-
-
-def _read_offer(caller: Run) -> _Offer:
-    names = _names(caller)
-    if not names:
-        return _Offer([])
-    if caller.depth + 2 > _depth_bound(caller):  # its experts may not ask further
-        return _Offer(_CANDIDATES.rows(names))
-    rows = _CANDIDATES_AND_BELOW.rows(names)
-    return _Offer([a for a in rows if a.name in names], rows, caller.steps)
 
 
 def _names(run: Run) -> list[str]:
@@ -90,28 +49,14 @@ def _names(run: Run) -> list[str]:
 
 def _candidates(caller: Run) -> list[Agent]:
     """The caller's allowed experts that are enabled, delegatable and not on its path, as its
-    first delivery here read them (delegation.per_run: a delegation to one is confirmed
-    against the agent as it is when asked, `delegation_check`)."""
-    return _offer(caller).experts
+    first delivery in this process read them (delegation.per_run). This is what the model is
+    offered; what is asked is checked against the agent as it is then (`delegation_check`)."""
 
+    def read() -> list[Agent]:
+        names = _names(caller)
+        return _CANDIDATES.rows(names) if names else []
 
-def delegation_offer_hand_down(*, caller: Run, child: Run, target: Agent) -> None:
-    """Keep for `child` the experts it may be offered, from its caller's read when that read
-    them in the same statement as the caller's own (`_Offer.below`) and `target`, the agent
-    the child pins, is the one that read gave, with the experts the child is pinned to ask (an
-    eval's draft may pin others), and the read is the asking step's own (a read kept from an
-    earlier delivery is not handed down: it may be minutes old): the child's first delivery in
-    this process then reads none (as a later delivery keeps its first's read,
-    delegation.per_run)."""
-    offer = _offer(caller)
-    if offer.below is None or offer.step != caller.steps - 1:  # (its step is counted: asked)
-        return
-    if not any(target is a for a in offer.experts):
-        return
-    names = set(_names(child))
-    if not names <= set(target.subagent_names or ()):
-        return
-    per_run_keep(child, "candidates", _Offer([a for a in offer.below if a.name in names]))
+    return per_run(caller, "candidates", read)
 
 
 def _depth_bound(caller: Run) -> int:
@@ -154,21 +99,13 @@ _TARGET = PreparedLookup(
 )
 
 
-def delegation_check(*, caller: Run, target_name: str, as_offered: bool = False) -> Agent:
+def delegation_check(*, caller: Run, target_name: str) -> Agent:
     """The target agent if every guard passes; else DelegationRefused saying which and why.
 
     The agent is read now, so that access or availability an admin changed since the model was
-    offered the expert is enforced; `as_offered`: as the delivery's offer of experts read it
-    when that holds it (no statement), which the caller must confirm unchanged in the
-    statement that takes the delegation (`delegation.budget.budget_take_delegation`'s
-    `unchanged`), and check again with `as_offered=False` if it changed."""
+    offered the expert is enforced."""
     allowed = caller.agent_config.get("allowed_subagents", [])
-    offered = (
-        next((a for a in _candidates(caller) if a.name == target_name), None)
-        if as_offered
-        else None
-    )
-    target = offered or _TARGET.row(target_name)
+    target = _TARGET.row(target_name)
     if target is None:
         raise DelegationRefused(
             "delegation_unknown_target",

@@ -126,9 +126,6 @@ class Run(models.Model):
     # Experts that ended and handed this run over to their worker, as they ended, by delegate
     # call id (delegation.tree.delegation_complete): their results need no read.
     experts_ended: Mapping[str, Run] = MappingProxyType({})
-    # The model calls the turn's budget granted an expert at its delegation (set in memory by
-    # delegation.services._child; read by an eval turn's pin of a draft, evals.overrides).
-    calls_granted: int | None = None
 
     @property
     def root_id_or_self(self) -> uuid.UUID:

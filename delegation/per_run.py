@@ -3,13 +3,11 @@
 A run that waits for its experts is delivered again when they are done, usually by the same
 worker (its expert's end resumes it there). Each delivery read the same things again for its
 next model call: the experts it may be offered, its routing policy and the routing memory its
-prompt shows; three statements of the hop's 27. They are kept here per run instead, for as
-long as the process holds few enough runs (`RUNS`, the oldest dropped first). An expert's
-offer can be read by its caller's, a level below in the same statement, and kept for it here
-before its first delivery (`delegation.guards`). What is kept is
-what the model is offered, not what it is allowed: a delegation is checked against the agents
-as they are when it is asked (`delegation.guards.delegation_check`; an offered expert is
-confirmed unchanged by the statement that takes the delegation, not read again).
+prompt shows. They are kept here per run instead, for as long as the process holds few
+enough runs (`RUNS`, the oldest dropped first). What is kept is what the model is offered, not
+what it is allowed: a delegation is checked against the agents as they are when it is asked
+(`delegation.guards.delegation_check`). `RUN_READS_CACHE=false` turns the cache off (every
+delivery reads again), for debugging an incident.
 """
 
 from __future__ import annotations
@@ -18,6 +16,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from django.conf import settings
 
 from config.per_process import PerProcess
 
@@ -55,11 +55,7 @@ _READS = PerProcess(_Reads)
 
 def per_run(run: Any, name: str, compute: Callable[[], T]) -> T:
     """`compute()` for this run, read at its first delivery in this process and kept for the
-    next ones (by the run's key and `name`)."""
+    next ones (by the run's key and `name`); read every time with the cache off."""
+    if not settings.RUN_READS_CACHE:
+        return compute()
     return _READS.get().get(run.pk, name, compute)
-
-
-def per_run_keep(run: Any, name: str, value: Any) -> None:
-    """Keep `value` as the run's `name`, read for it by another run (its caller's read of the
-    level below its own), for its first delivery in this process to find."""
-    _READS.get().put(run.pk, name, value)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -15,17 +17,14 @@ from django.utils import timezone, translation
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool
-from delegation.budget import (
-    budget_lock_turn,
-    budget_reserved_call,
-    budget_take_model_call,
-)
+from delegation.budget import budget_lock_turn, budget_reserved_call, budget_take_model_call
 from delegation.citations import (
     citations_for,
     retrieved_passages,
 )
 from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter
+from delegation.ended import run_mark_ended
 from delegation.ending import run_answer_ended, run_answer_reported, run_end, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS, fallback_plan
@@ -44,10 +43,16 @@ from delegation.services import (
 )
 from delegation.streaming import MessageStream
 from delegation.strict import run_is_strict, strict_refusal
-from delegation.tool_calls import message_id_for, run_tool_calls, save_progress
+from delegation.tool_calls import (
+    delegations_start,
+    message_id_for,
+    save_progress,
+    tool_calls_resume,
+    tool_calls_start,
+)
 from delegation.transcript import pending_tool_calls
-from delegation.tree import delegation_caller, delegation_reattempt, delegation_take_first
-from delegation.usage.services import Charge, usage_charge, usage_hold
+from delegation.tree import delegation_caller, delegation_reattempt
+from delegation.usage.services import CallHold, Charge, usage_charge, usage_hold
 
 logger = logging.getLogger(__name__)
 
@@ -185,14 +190,49 @@ def _step(run: Run, emitter: RunEmitter, lease: LeaseKeeper) -> StepResult:
     tools = effective_tools(run)
     pending = pending_tool_calls(run.transcript)
     if pending:
-        return WAITING if run_tool_calls(run, emitter, pending, tools) else CONTINUE
+        return WAITING if tool_calls_resume(run, emitter, pending, tools) else CONTINUE
     return _model_call(run, emitter, lease, tools)
 
 
 def _model_call(
     run: Run, emitter: RunEmitter, lease: LeaseKeeper, tools: dict[str, Tool]
 ) -> StepResult:
-    """Call the model once, streaming its text; run the tools it asks for."""
+    """Call the model once, streaming its text; then commit the step its answer makes."""
+    call = _call_model(run, emitter, lease, tools)
+    if not call.calls:
+        return _answer_step(run, emitter, call)
+    if all(c.name == DELEGATE for c in call.calls):
+        return _delegating_step(run, emitter, call)
+    return _tool_step(run, emitter, call, tools)
+
+
+@dataclass
+class ModelCall:
+    """One model call made for a run's step: its stream, the tool calls it asked for, its
+    usage and the price hold it is charged at (`charge`, in the commit of the step)."""
+
+    stream: MessageStream
+    calls: list[ToolCallRequest]
+    usage: Usage
+    hold: CallHold
+    step: int  # the run's step before the call
+    usage_before: dict[str, Any]
+
+    def charge(self, run: Run) -> Charge:
+        """Write the call's ledger row (at the step it was), which counts its tokens against
+        the turn (delegation.budget.turn_tokens), and count the step on `run`."""
+        run.steps, run.usage = self.step, self.usage_before
+        charged = usage_charge(
+            run=run, hold=self.hold, usage=self.usage, text=self.stream.text, calls=self.calls
+        )
+        run.steps += 1
+        return charged
+
+
+def _call_model(
+    run: Run, emitter: RunEmitter, lease: LeaseKeeper, tools: dict[str, Tool]
+) -> ModelCall:
+    """Take the call from the turn's budget, hold its price and stream the model's answer."""
     budget = budget_reserved_call(run=run) or budget_take_model_call(root=run.root_or_self)
     if budget is None:
         raise _BudgetExhausted
@@ -205,93 +245,115 @@ def _model_call(
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(emitter, message_id_for(run, "text", run.steps), label)
     calls, usage = _stream(provider, request, stream, lease)
-    spoken, step, usage_before = stream.text, run.steps, run.usage
+    return ModelCall(stream, calls, usage, hold, run.steps, run.usage)
 
-    def charge() -> Charge:
-        """The call's ledger row (at the step it was), which is what counts its tokens against
-        the turn (delegation.budget.turn_tokens)."""
-        run.steps, run.usage = step, usage_before
-        charged = usage_charge(run=run, hold=hold, usage=usage, text=spoken, calls=calls)
-        run.steps += 1
-        return charged
 
-    # The call's ledger row, the message's end and the step are one commit; the step's write is
-    # fenced by the lease, so a run lost meanwhile keeps none of them (nor sends the message's
-    # end). An answer that needs no check after it (`ends`) is saved as the run's end, in the
-    # same write; a step that only asks experts starts them in the same commit, and is saved
-    # by the run's wait for them (`delegating`: nothing in it waits on anything but the
-    # database)...
-    checks, ends, waiting = None, False, False
-    delegating = bool(calls) and all(call.name == DELEGATE for call in calls)
+@contextmanager
+def _step_commit(run: Run, emitter: RunEmitter, call: ModelCall) -> Iterator[None]:
+    """The step's commit: its writes, fenced by the run's lease, so a run lost meanwhile keeps
+    none of them (nor sends the events they emit)."""
     try:
-        if not calls and not stream.text.strip():
-            stream.add("(The model returned an empty answer.)")
-        if not calls:
-            stream.text, run.citations = _final_answer(run, stream.text)
-            checks = _checks_to_rate(run)
-            ends = checks == []
-        run.transcript = [*run.transcript, _assistant_entry(stream.text, calls)]
-        # ...an expert's answer that ends it is also reported to its caller in that commit.
-        # Its caller is its first lock, before its own row and the ledger's spend counters, as
-        # a stop locks them (caller before expert), and only while the expert is still its
-        # worker's (its caller may be running a step of its own once it is not). An expert
-        # that asks experts of its own takes its first delegation first: its first lock is
-        # the root's, as for every run below the root that locks it
-        # (tests/delegation/test_lock_order.py).
-        reports = ends and run.parent_id is not None
         with transaction.atomic():
-            caller = delegation_caller(child=run, held=True) if reports else None
-            taken = None
-            if delegating and run.root_id is not None:
-                run.steps = step + 1  # (as after its charge: the take reserves its next call)
-                first = pending_tool_calls(run.transcript)[0][1]
-                taken = delegation_take_first(caller=run, call=first)
-                if taken is None or taken.calls_left is None:  # (refused, or not taken)
-                    budget_lock_turn(root_id=run.root_id)
-            charged = charge()
-            if caller is not None and caller.root_or_self is not run.root_or_self:
-                # (read before this call's ledger row: the caller it hands over counts it)
-                caller.root_or_self.turn_tokens += charged.tokens
-            answer = None  # (an expert that reports writes it with its caller's message)
-            if stream.started:
-                citations = None if calls else run.citations
-                usage_shown = charged.message_usage()
-                answer = stream.complete(usage=usage_shown, citations=citations, save=not reports)
-            if ends:
-                _save_as_end(run, emitter, stream.text)
-                if reports:
-                    run_answer_reported(run=run, emitter=emitter, caller=caller, answer=answer)
-            elif delegating:  # saved by its first write: a refusal's, or its wait
-                waiting = run_tool_calls(
-                    run,
-                    emitter,
-                    pending_tool_calls(run.transcript),
-                    tools,
-                    fresh=True,
-                    unsaved=True,
-                    taken=taken,
-                )
-            else:
-                save_progress(run, emitter)
+            yield
     except Exception as exc:
-        emitter.closing = False  # (a report undone with its commit: the run has not ended)
-        with transaction.atomic():  # ...but the call was made: what it cost stays on record
-            charge()
-        if isinstance(exc, RunStopped):
-            stream.keep_text()
-        else:
-            stream.persist()  # the run is about to end failed: its end closes this message
+        _failed_after_call(run, emitter, call, exc)
         raise
-    if calls and not delegating:
-        waiting = run_tool_calls(
-            run, emitter, pending_tool_calls(run.transcript), tools, fresh=True
-        )
-    if calls:
-        return WAITING if waiting else CONTINUE
-    if ends:
-        run_answer_ended(run=run, emitter=emitter, reported=reports)
+
+
+def _failed_after_call(run: Run, emitter: RunEmitter, call: ModelCall, exc: Exception) -> None:
+    """A step that failed after its model call: what the call cost is recorded on its own,
+    and the text shown is kept (stopped) or saved streaming (the run is about to end failed:
+    its end closes the message)."""
+    emitter.closing = False  # (a report undone with its commit: the run has not ended)
+    with transaction.atomic():
+        call.charge(run)
+    if isinstance(exc, RunStopped):
+        call.stream.keep_text()
+    else:
+        call.stream.persist()
+
+
+def _record_call(
+    run: Run, call: ModelCall, citations: list[dict[str, Any]] | None = None
+) -> Charge:
+    """Within a step's commit: the call's ledger row, its message's end and its entry in the
+    run's transcript (saved by the step's write of the run)."""
+    charged = call.charge(run)
+    if call.stream.started:
+        call.stream.complete(usage=charged.message_usage(), citations=citations)
+    run.transcript = [*run.transcript, _assistant_entry(call.stream.text, call.calls)]
+    return charged
+
+
+def _tool_step(
+    run: Run, emitter: RunEmitter, call: ModelCall, tools: dict[str, Tool]
+) -> StepResult:
+    """A step whose answer calls tools: the call and the run's progress in one commit (the
+    run's own row; the ledger's spend counters first), then each tool call runs in a commit
+    of its own, saved before the next."""
+    with _step_commit(run, emitter, call):
+        _record_call(run, call)
+        save_progress(run, emitter)
+    waiting = tool_calls_start(run, emitter, pending_tool_calls(run.transcript), tools)
+    return WAITING if waiting else CONTINUE
+
+
+def _delegating_step(run: Run, emitter: RunEmitter, call: ModelCall) -> StepResult:
+    """A step whose answer only asks experts: the call, the experts' runs, the refusals and the
+    run's wait (or progress, when every ask was refused) in one commit. Lock order: the turn's
+    root first (an expert's step locks it on its own, as every transaction below the root
+    that locks it does), then the ledger's spend counters, then the run's own row."""
+    with _step_commit(run, emitter, call):
+        if run.root_id is not None:
+            budget_lock_turn(root_id=run.root_id)
+        _record_call(run, call)
+        waiting = delegations_start(run, emitter, pending_tool_calls(run.transcript))
+    return WAITING if waiting else CONTINUE
+
+
+def _answer_step(run: Run, emitter: RunEmitter, call: ModelCall) -> StepResult:
+    """A step whose answer calls no tool: the final answer with its citations. An answer that
+    needs no check after it ends the run in its own commit (reported to its caller there too,
+    for an expert); else it is saved, and checked before the run ends (`_answered`)."""
+    stream = call.stream
+    try:
+        if not stream.text.strip():
+            stream.add("(The model returned an empty answer.)")
+        stream.text, run.citations = _final_answer(run, stream.text)
+        checks = _checks_to_rate(run)
+    except Exception as exc:
+        _failed_after_call(run, emitter, call, exc)
+        raise
+    if checks != []:
+        with _step_commit(run, emitter, call):
+            _record_call(run, call, run.citations)
+            save_progress(run, emitter)
+        return StepResult(StepKind.ANSWERED, stream.text, checks)
+    if run.parent_id is not None:
+        _answer_reported(run, emitter, call)
         return ENDED
-    return StepResult(StepKind.ANSWERED, stream.text, checks)
+    with _step_commit(run, emitter, call):
+        _record_call(run, call, run.citations)
+        _save_as_end(run, emitter, stream.text)
+    run_answer_ended(run=run, emitter=emitter)
+    return ENDED
+
+
+def _answer_reported(run: Run, emitter: RunEmitter, call: ModelCall) -> None:
+    """An expert's answer that ends it, reported to its caller in the same commit: the
+    answer, the run's end, the caller's message of the delegation and its resumption. Lock
+    order: the caller first, before the ledger's spend counters and the expert's own row, as a
+    stop locks them (caller before expert), and only while the expert is still its worker's
+    (its caller may be running a step of its own once it is not: `delegation_caller`)."""
+    with _step_commit(run, emitter, call):
+        caller = delegation_caller(child=run, held=True)
+        charged = _record_call(run, call, run.citations)
+        if caller is not None and caller.root_or_self is not run.root_or_self:
+            # (read before this call's ledger row: the caller it hands over counts it)
+            caller.root_or_self.turn_tokens += charged.tokens
+        _save_as_end(run, emitter, call.stream.text)
+        run_answer_reported(run=run, emitter=emitter, caller=caller)
+    run_mark_ended(run.id)
 
 
 def _checks_to_rate(run: Run) -> list[tuple[str, dict[str, Any]]] | None:

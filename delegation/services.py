@@ -39,6 +39,7 @@ from delegation.fenced import (
     held,
     working,
 )
+from delegation.hooks import child_config
 from delegation.humans.models import InboxItem, ItemStatus
 from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
 
@@ -173,14 +174,6 @@ def run_create(
     )
 
 
-def run_create_child(
-    *, caller: Run, target: Agent, call_id: str, prompt: str, reason: str, max_steps: int
-) -> Run:
-    """A queued child run: the target's definition, at most `max_steps` calls, within the root's
-    deadline."""
-    return _NEW_RUN.insert(_child(caller, target, call_id, prompt, reason, max_steps))
-
-
 def run_start_child(
     *,
     caller: Run,
@@ -191,10 +184,11 @@ def run_start_child(
     max_steps: int,
     worker: str,
 ) -> Run:
-    """A child run as `run_create_child` makes it, whose first model call its delegation took
-    from the turn's budget (`budget_take_delegation`), enqueued: queued, or
-    claimed already for `worker` (the worker starting it: this thread's) when this thread
-    runs it next (`_ready`)."""
+    """A child run of `caller` for its delegate call `call_id`: the target's definition (as
+    the engine's hooks pin it), at most `max_steps` calls, within the root's deadline; its
+    first model call was taken from the turn's budget with its delegation
+    (`budget_take_delegation`). Enqueued: queued, or claimed already for `worker` (the worker
+    starting it: this thread's) when this thread runs it next (`_ready`)."""
     child = _child(caller, target, call_id, prompt, reason, max_steps)
     child.reserved_call = 0
     _ready(child, worker=worker)
@@ -228,7 +222,7 @@ def _child(
     )
     if Run.session.is_cached(caller):
         child.session = caller.session
-    child.calls_granted = max_steps
+    child.agent_config = child_config(child, calls_granted=max_steps)
     return child
 
 

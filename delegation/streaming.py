@@ -12,7 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from chat.services import message_row, messages_upsert
+from chat.services import message_upsert
 from delegation.checkpoints import INTERVAL, Checkpoint, checkpoint_write, checkpoints
 from delegation.emitter import RunEmitter
 from delegation.models import FINAL_STATUSES, Run
@@ -57,22 +57,15 @@ class MessageStream:
         usage: dict[str, int],
         status: str = MessageStatus.COMPLETED,
         citations: list[dict[str, Any]] | None = None,
-        save: bool = True,
-    ) -> ChatMessage:
-        """Send what is left, save the whole text and emit `message.completed`; the message's
-        row. Unfenced: call it inside a transaction with the run's fenced write
-        (`run_save_progress`), which undoes this save (and its events) when the run is no
-        longer ours. Without `save`, the row is for the caller to write in that transaction,
-        with others (`messages_upsert`), after the run's fenced write: a checkpoint of it
-        under way (which locks the message, then the run) is waited for first, so the two
-        cannot wait on each other's row."""
+    ) -> None:
+        """Send what is left, save the whole text and emit `message.completed`. Unfenced: call
+        it inside a transaction with the run's fenced write (`run_save_progress`), which undoes
+        this save (and its events) when the run is no longer ours."""
         if not self._started:
             self._start()
-        checkpoints().withdraw(self._checkpoint, settled=not save)
+        checkpoints().withdraw(self._checkpoint)
         self._flush(time.monotonic())
-        row = self._row(status, citations, usage)
-        if save:
-            messages_upsert([row])
+        message_upsert(**self._fields_whole(status, citations, usage))
         self.emitter.streaming.discard(self.message_id)
         self.emitter.emit(
             "message.completed",
@@ -83,7 +76,6 @@ class MessageStream:
             model=self.model_label,
             citations=citations or [],
         )
-        return row
 
     def persist(self) -> None:
         """Save the text so far, still streaming (the run's end closes the message)."""
@@ -185,17 +177,18 @@ class MessageStream:
         }
 
     def _save(self, status: str, *, text: str | None = None) -> None:
-        messages_upsert([self._row(status, text=text)])
+        message_upsert(**self._fields_whole(status, text=text))
 
-    def _row(
+    def _fields_whole(
         self,
         status: str,
         citations: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
         *,
         text: str | None = None,
-    ) -> ChatMessage:
-        return message_row(
+    ) -> dict[str, Any]:
+        """The message's whole row as `message_upsert` takes it."""
+        return dict(
             message_id=self.message_id,
             role=MessageRole.AGENT,
             content=self.text if text is None else text,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 
 from config.enqueue import Kept, enqueue, keeping_next
 from delegation.runner import run_advance, run_has_time
@@ -20,7 +22,8 @@ def advance_run(self, run_id: str) -> str:  # noqa: ANN001  (Celery's bound task
     by a live worker retries later."""
     started = time.monotonic()
     while True:
-        with keeping_next(self.name) as kept:
+        keeping = keeping_next(self.name) if settings.RUN_HAND_OVER else nullcontext(Kept(""))
+        with keeping as kept:
             outcome = run_advance(
                 run_id=run_id, worker=self.request.hostname or "", task_started=started
             )

@@ -25,7 +25,8 @@ from delegation.emitter import RunEmitter
 from delegation.humans.waits import arguments_problem, human_call, needs_person
 from delegation.models import Run, RunStatus
 from delegation.services import run_save_progress, run_wait, run_wait_or_continue
-from delegation.tree import Taken, delegation_begin, delegation_result
+from delegation.transcript import arguments_shown
+from delegation.tree import delegation_begin, delegation_result
 
 
 def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
@@ -33,77 +34,109 @@ def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
     return uuid.uuid5(run.id, f"{kind}:{step}:{index}")
 
 
-def run_tool_calls(
+def tool_calls_start(
+    run: Run,
+    emitter: RunEmitter,
+    pending: list[tuple[int, dict[str, Any]]],
+    tools: dict[str, Tool],
+) -> bool:
+    """Execute the calls of the model's answer just saved (none has an expert yet: a model
+    that repeats an earlier call's id gets a new one), saving after each so a crash never
+    runs one twice; True when the run now waits for experts or a person."""
+    return _execute(run, emitter, pending, tools, ended=None)
+
+
+def tool_calls_resume(
+    run: Run,
+    emitter: RunEmitter,
+    pending: list[tuple[int, dict[str, Any]]],
+    tools: dict[str, Tool],
+) -> bool:
+    """Finish the calls of a step still without a result (after its experts ended, a person
+    answered, or a crash): an expert's result is collected (read again, the same, after a
+    crash: saved with the run's next write), others executed as `tool_calls_start` does;
+    True when the run waits again."""
+    # Experts whose end handed this run over here, for these calls only (an id can come back
+    # in a later step, for another expert).
+    ended, run.experts_ended = run.experts_ended, Run.experts_ended
+    return _execute(run, emitter, pending, tools, ended=ended)
+
+
+def _execute(
     run: Run,
     emitter: RunEmitter,
     pending: list[tuple[int, dict[str, Any]]],
     tools: dict[str, Tool],
     *,
-    fresh: bool = False,
-    unsaved: bool = False,
-    taken: Taken | None = None,
+    ended: Mapping[str, Run] | None,
 ) -> bool:
-    """Execute each pending call, saving after each so a crash never runs one twice. Delegate
-    calls start children (or collect their results when they have ended: read again after a
-    crash, so saved with the run's next write); questions and calls that need approval wait
-    for a person (or collect the decision). True when the run now waits for experts still
-    working or for a person. `fresh`: the calls come straight from the model's answer, so none
-    has a child yet (a model that repeats an earlier call's id gets a new child, which the
-    lookup finds first, being the newest). `unsaved`: the step that asked is not saved yet (it
-    only asked experts: one transaction with them); the first write here saves it, and a
-    write is always made. `taken`: its first
-    delegate call, taken from the turn's budget already (`delegation_take_first`)."""
+    """Each pending call in turn (`ended`: None for fresh calls, which have no expert yet;
+    else the experts known ended, the others read)."""
     step = run.steps - 1
-    waiting = started = False
-    # Experts whose end handed this run over here, for these calls only (an id can come back
-    # in a later step, for another expert).
-    ended, run.experts_ended = run.experts_ended, Run.experts_ended
-    asked_unsaved = unsaved
+    waiting = False
     for index, call in pending:
         message_id = message_id_for(run, "tool", step, index)
         name = call["function"]["name"]
-        # The newest child of this call (a reattempt is a new child with the same call id):
-        # as it ended, when its end handed this run over here; else read.
-        child = None if fresh or name != DELEGATE else _newest_child(run, call["id"], ended)
-        if child is not None:
-            if not child.is_final:
-                waiting = True
+        if ended is not None and name == DELEGATE:
+            # The newest child of this call (a reattempt is a new child with the same id).
+            child = _newest_child(run, call["id"], ended)
+            if child is not None:
+                if child.is_final:
+                    run.transcript = [*run.transcript, _tool_entry(call, _child_result(run, child))]
+                else:
+                    waiting = True
                 continue
-            # An ended expert's result is read again, the same, after a crash: saved with the
-            # run's next write (its step, its wait or its end), not on its own.
-            run.transcript = [*run.transcript, _tool_entry(call, _child_result(run, child))]
+        content = _call(run, emitter, call, message_id, tools)
+        if content is None:
+            waiting = True
             continue
-        if name == DELEGATE:
-            content = delegation_begin(
-                caller=run, emitter=emitter, call=call, message_id=message_id, taken=taken
-            )
-            taken = None  # (the first call's only: a model may give two calls one id)
-            if content is None:
-                waiting = started = True
-                continue
-        elif needs_person(run, name, tools) and not arguments_problem(
-            tools[name], call["function"]["arguments"]
-        ):
-            content = human_call(run, emitter, call, message_id, tools)
-            if content is None:
-                waiting = True
-                continue
-        else:
-            content = _tool(run, emitter, call, message_id, tools)
         run.transcript = [*run.transcript, _tool_entry(call, content)]
         save_progress(run, emitter)
-        unsaved = False
     run.last_seq = emitter.seq
-    if started and asked_unsaved:
-        # Its experts started in this step's own transaction, not committed yet: none of them
-        # can have ended, so the run waits, with no read of what it waits for.
+    return waiting and run_wait_or_continue(run=run)
+
+
+def _call(
+    run: Run,
+    emitter: RunEmitter,
+    call: dict[str, Any],
+    message_id: uuid.UUID,
+    tools: dict[str, Tool],
+) -> str | None:
+    """Execute one call: its result content, or None when it waits (an expert started, or a
+    person must answer or approve)."""
+    name = call["function"]["name"]
+    if name == DELEGATE:
+        return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
+    if needs_person(run, name, tools) and not arguments_problem(
+        tools[name], call["function"]["arguments"]
+    ):
+        return human_call(run, emitter, call, message_id, tools)
+    return _tool(run, emitter, call, message_id, tools)
+
+
+def delegations_start(
+    run: Run, emitter: RunEmitter, pending: list[tuple[int, dict[str, Any]]]
+) -> bool:
+    """Within the commit of a step that only asks experts: ask each (a refusal is the call's
+    result at once), then save the run: waiting when an expert started (none of them can
+    have ended: they start in this uncommitted transaction, so nothing is read), else its
+    progress. True when it waits."""
+    step = run.steps - 1
+    started = False
+    for index, call in pending:
+        message_id = message_id_for(run, "tool", step, index)
+        content = delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
+        if content is None:
+            started = True
+        else:
+            run.transcript = [*run.transcript, _tool_entry(call, content)]
+    if started:
+        run.last_seq = emitter.seq
         run_wait(run=run)
-        return True
-    if waiting and run_wait_or_continue(run=run):
-        return True
-    if unsaved:
+    else:
         save_progress(run, emitter)
-    return False
+    return started
 
 
 # What a caller never reads of its expert's run when taking its result.
@@ -159,7 +192,7 @@ def _tool(
 ) -> str:
     """Run one ordinary tool call and report it; the result content for the model."""
     name, raw = call["function"]["name"], call["function"]["arguments"]
-    shown_arguments = _parse_for_display(raw)
+    shown_arguments = arguments_shown(raw)
     emitter.emit(
         "tool.called", message_id, call_id=call["id"], name=name, arguments=shown_arguments
     )
@@ -199,13 +232,6 @@ def _tool(
         **outcome,
     )
     return result.as_content()
-
-
-def _parse_for_display(raw: str) -> Any:
-    try:
-        return json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return raw
 
 
 def save_progress(run: Run, emitter: RunEmitter) -> None:

@@ -3,6 +3,7 @@ the run asked an expert."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from delegation.delegate_tool import DELEGATE
@@ -30,3 +31,12 @@ def asked_an_expert(run: Run, *, unanswered_only: bool = False) -> bool:
     else:
         calls = [call for entry in run.transcript for call in entry.get("tool_calls") or ()]
     return any(call["function"]["name"] == DELEGATE for call in calls)
+
+
+def arguments_shown(raw: str) -> Any:
+    """A tool call's arguments as people are shown them: parsed when they are JSON, else the
+    model's raw text."""
+    try:
+        return json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return raw

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -16,12 +14,12 @@ from django.utils.translation import gettext_lazy
 from agents.models import Agent
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from chat.services import message_row, message_upsert, messages_upsert
+from chat.services import message_upsert
 from config.prepared import PreparedLookup
 from delegation.budget import budget_lock_turn, budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag
-from delegation.guards import DelegationRefused, delegation_check, delegation_offer_hand_down
+from delegation.guards import DelegationRefused, delegation_check
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import Plan, attempts_of, suggestion
 from delegation.humans.models import ActivityKind
@@ -34,6 +32,7 @@ from delegation.services import (
     with_waits,
     with_what_steps_use,
 )
+from delegation.transcript import arguments_shown
 
 FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reason)
     RunStatus.FAILED: (
@@ -54,49 +53,19 @@ FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reaso
 }
 
 
-@dataclass(frozen=True)
-class Taken:
-    """A step's first delegate call, its expert checked and taken from the turn's budget
-    already (`calls_left`), or its take as offered failed (None: check it as it is now)."""
-
-    target: Agent
-    calls_left: int | None
-
-
-def delegation_take_first(*, caller: Run, call: dict[str, Any]) -> Taken | None:
-    """Check and take a step's first delegate call before the step's other writes (so its
-    first lock is the root's, before the ledger's spend counters, as for every run below the
-    root); the call as taken. When the take fails (the expert changed since the offer, or the
-    budget is spent) nothing is written and the call says so; None when its arguments are
-    invalid or a guard refuses it. Either way `delegation_begin` then handles the call."""
-    try:
-        arguments = delegate_arguments(call["function"]["arguments"])
-        target = delegation_check(caller=caller, target_name=arguments["target"], as_offered=True)
-    except (ValueError, DelegationRefused):
-        return None
-    root = caller.root_or_self
-    calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target)
-    return Taken(target, calls_left)
-
-
 def delegation_begin(
     *,
     caller: Run,
     emitter: RunEmitter,
     call: dict[str, Any],
     message_id: uuid.UUID,
-    taken: Taken | None = None,
 ) -> str | None:
     """Start the child for one delegate call; None when it runs (the caller waits), else the
-    refusal as the tool result content for the caller's model. `taken`: this call, the
-    step's first, as `delegation_take_first` took it."""
+    refusal as the tool result content for the caller's model."""
     raw = call["function"]["arguments"]
     try:
         arguments = delegate_arguments(raw)
-        if taken is not None and taken.calls_left is not None:
-            target, calls_left = taken.target, taken.calls_left
-        else:  # (a take as offered that failed already is not tried again)
-            target, calls_left = _checked_and_taken(caller, arguments["target"], taken is None)
+        target, calls_left = _checked_and_taken(caller, arguments["target"])
     except ValueError as exc:
         return _refuse(caller, emitter, call, message_id, raw, "invalid_arguments", str(exc))
     except DelegationRefused as exc:
@@ -117,7 +86,6 @@ def delegation_begin(
             max_steps=calls_left,
             worker=caller.worker,  # the caller runs here: its claim named this worker
         )
-        delegation_offer_hand_down(caller=caller, child=child, target=target)
         info = {
             "run_id": str(child.id),
             "target": target.name,
@@ -139,22 +107,12 @@ def delegation_begin(
     return None
 
 
-def _checked_and_taken(caller: Run, name: str, offered: bool = True) -> tuple[Agent, int]:
-    """The expert `name` if the guards pass, and the model calls it may make, taken from the
-    turn's budget; DelegationRefused if not. The expert is the one the delivery's offer read,
-    confirmed unchanged by the take's own statement; only if that fails is it read again and
-    checked as it is now (an admin's edit meanwhile, or a spent budget: the second take says).
-    Not `offered`: that take failed already (`delegation_take_first`)."""
-    # The child's calls: what the turn has left (the caller's answering call, and each one's
-    # above it, are taken already).
-    root = caller.root_or_self
-    calls_left = None
-    if offered:
-        target = delegation_check(caller=caller, target_name=name, as_offered=True)
-        calls_left = budget_take_delegation(caller=caller, root=root, unchanged=target)
-    if calls_left is None:
-        target = delegation_check(caller=caller, target_name=name)
-        calls_left = budget_take_delegation(caller=caller, root=root)
+def _checked_and_taken(caller: Run, name: str) -> tuple[Agent, int]:
+    """The expert `name`, read now, if the guards pass, and the model calls it may make, taken
+    from the turn's budget (what the turn has left: the caller's answering call, and each
+    one's above it, are taken already); DelegationRefused if not."""
+    target = delegation_check(caller=caller, target_name=name)
+    calls_left = budget_take_delegation(caller=caller, root=caller.root_or_self)
     if calls_left is None:
         raise DelegationRefused(
             "delegation_budget", _("This turn has no budget left to ask another expert.")
@@ -171,7 +129,7 @@ def _refuse(
     code: str,
     message: str,
 ) -> str:
-    arguments = _loads(raw)
+    arguments = arguments_shown(raw)
     target = arguments.get("target") if isinstance(arguments, dict) else None
     info = {
         "run_id": None,
@@ -229,13 +187,6 @@ def _save_message(
         status=status,
         tool={"call_id": call["id"], "name": DELEGATE, "arguments": arguments, **tool},
     )
-
-
-def _loads(raw: str) -> Any:
-    try:
-        return json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return raw
 
 
 def delegation_result(*, child: Run) -> str:
@@ -340,16 +291,16 @@ def delegation_caller(*, child: Run, held: bool = False) -> Run | None:
     return with_turn_tokens(found)
 
 
-def _reported_message(
+def _report_message(
     caller: Run, tag: dict[str, Any], result: dict[str, Any], status: str
-) -> ChatMessage:
-    """The caller's message of the delegation, whole, with the expert's result: written by id,
-    with what an ask writes (`_save_message`, or a reattempt's `delegation_reattempt`), so an
-    upsert of the whole row changes only its tool, status and time."""
+) -> uuid.UUID:
+    """Write the caller's message of the delegation with the expert's result: by id, whole,
+    with what an ask wrote (`_save_message`, or a reattempt's `delegation_reattempt`), so the
+    upsert changes only its tool, status and time. Its id."""
     tool = caller.delegation_tool
     # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
     stopped = caller.status == RunStatus.CANCELLED
-    return message_row(
+    message_upsert(
         message_id=caller.delegation_message_id,
         session_id=caller.session_id,
         role=MessageRole.TOOL,
@@ -358,6 +309,7 @@ def _reported_message(
         status=MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED,
         tool={**tool, **result, "delegation": {**tool.get("delegation", {}), "status": status}},
     )
+    return caller.delegation_message_id
 
 
 _UNREAD: Any = object()
@@ -367,19 +319,14 @@ def delegation_complete(
     *,
     child: Run,
     caller: Run | None = _UNREAD,
-    along: Sequence[ChatMessage] = (),
 ) -> None:
     """Report a child's end to its caller; the last child to end re-enqueues the caller. An
     answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
     for the new attempt. In the child's own commit when it gives `caller`, read locked by
-    `delegation_caller` in that transaction; `along`: the
-    child's message rows of that commit still to write (`message_row`), written in one
-    statement with the caller's message of the delegation."""
+    `delegation_caller` in that transaction."""
     with transaction.atomic(savepoint=False):  # (in the child's answering commit, or its own)
         parent = delegation_caller(child=child) if caller is _UNREAD else caller
         if parent is None:
-            if along:
-                messages_upsert(list(along))
             return
         superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")
         if superseded:
@@ -387,18 +334,15 @@ def delegation_complete(
         else:
             result, status = json.loads(delegation_result(child=child)), child.status
         summary = child.answer[:300] if result["ok"] else result["error"]["message"]
-        message, rows, tag = None, list(along), agent_tag(parent)
+        message_id, tag = None, agent_tag(parent)
         if parent.delegation_message_id is not None:
-            message = _reported_message(parent, tag, result, status)
-            rows.append(message)
-        if rows:
-            messages_upsert(rows)
+            message_id = _report_message(parent, tag, result, status)
         emit(
             envelope(
                 "delegation.completed",
                 session_id=parent.session_id,
                 run_id=parent.id,
-                message_id=message.id if message else None,
+                message_id=message_id,
                 agent=tag,
                 data={
                     "call_id": child.parent_tool_call_id,

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from agents.models import Agent
 from agents.services import agent_revision_record
+from delegation.models import Run
+from delegation.services import pinned_config
 
 _counter = itertools.count(1)
 
@@ -36,3 +40,30 @@ def make_agent(name: str | None = None, *, subagents: list[Agent] = (), **fields
     agent_revision_record(agent=agent, comment="test")
     agent.refresh_from_db()
     return agent
+
+
+def make_child_run(
+    *, caller: Any, target: Agent, call_id: str, prompt: str, reason: str, max_steps: int
+) -> Any:
+    """A queued expert's run below `caller`, as a delegation makes it, without running it."""
+    root = caller.root_or_self
+    config = pinned_config(target)
+    config["max_steps"] = max(1, min(config["max_steps"], max_steps))
+    return Run.objects.create(
+        session_id=caller.session_id,
+        user=caller.user,
+        agent=target,
+        agent_version=target.version,
+        agent_config=config,
+        parent=caller,
+        parent_tool_call_id=call_id,
+        root=root,
+        depth=caller.depth + 1,
+        path=[*caller.path, target.name],
+        task=prompt,
+        language=caller.language,
+        routing_reason=reason[:500],
+        transcript=[{"role": "user", "content": prompt}],
+        queued_at=timezone.now(),
+        deadline=min(root.deadline, timezone.now() + timedelta(minutes=5)),
+    )

@@ -20,9 +20,9 @@ from agents.models import Agent
 from chat.models import ChatSession
 from config.prepared import PreparedLookup
 from delegation.models import Run, RunStatus
-from delegation.services import ROOT_UNREAD, run_claim, run_create, run_create_child
+from delegation.services import ROOT_UNREAD, run_claim, run_create
 from tests.databases import child_database_url
-from tests.factories import make_agent, make_user
+from tests.factories import make_agent, make_child_run, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def child(user):
     entry = make_agent("entry", subagents=[expert])
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=entry)
     root = run_create(agent=entry, user=user, session=session, task="q", transcript=[])
-    return run_create_child(
+    return make_child_run(
         caller=root, target=expert, call_id="c1", prompt="ask", reason="why", max_steps=3
     )
 
@@ -170,7 +170,7 @@ def test_a_list_key_is_compiled_once_per_length_and_rows_come_in_the_orm_order(c
 
 
 def test_a_row_keeps_the_queryset_s_explicit_order(child):
-    later = run_create_child(
+    later = make_child_run(
         caller=child.root,
         target=child.agent,
         call_id="c1",

@@ -1,7 +1,6 @@
 """App config for evals: registers the publish gate and the draft pinning of eval runs."""
 
 from django.apps import AppConfig
-from django.db.models.signals import post_save
 
 
 class EvalsConfig(AppConfig):
@@ -17,7 +16,7 @@ class EvalsConfig(AppConfig):
         from agents.services import publish_gate_register
         from delegation.evals.gate import evals_publish_gate
         from delegation.evals.overrides import child_run_pin
-        from delegation.models import Run
+        from delegation.hooks import child_pin_register
 
         publish_gate_register(evals_publish_gate)
-        post_save.connect(child_run_pin, sender=Run, dispatch_uid="evals.child_run_pin")
+        child_pin_register(child_run_pin)

@@ -3,9 +3,9 @@ agent pinned as its runs' `agent_config` (the live Agent row is never touched), 
 one model for every run of the turn.
 
 Runs pin their config when they are created (delegation.services.run_create and
-run_create_child). The root run of an eval turn is re-pinned before its transaction commits;
-an expert's run is re-pinned by `child_run_pin`, a post_save receiver, because the delegation
-code that creates it has no hook (docs/evals.md, "Drafts of experts")."""
+run_start_child). The root run of an eval turn is re-pinned before its transaction commits;
+an expert's run is pinned by `child_run_pin`, a hook the engine calls before it writes the
+run (delegation.hooks; docs/evals.md, "Drafts of experts")."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any
 
 from agents.knowledge.tools import knowledge_tool_keys_for
 from agents.models import Agent, AgentRevision
-from delegation.budget import budget_state
 from delegation.evals.models import EvalCaseResult
 from delegation.evals.sandbox import is_sandbox_user
 from delegation.models import Run
@@ -59,30 +58,21 @@ def root_run_pin(*, run: Run, overrides: dict[str, Any], model: str) -> None:
         Run.objects.filter(pk=run.pk).update(agent_config=config)
 
 
-def child_run_pin(sender: Any, instance: Run, created: bool, **kwargs: Any) -> None:
-    """post_save of Run: an expert's run in an eval turn gets its draft (or model) pinned, with
-    the same step limit the turn's budget gave it."""
-    if not created or instance.root_id is None:
-        return
-    if Run.user.is_cached(instance) and not is_sandbox_user(instance.user):
-        return  # only sandbox users run eval turns: no lookup for everyone else's
+def child_run_pin(child: Run, calls_granted: int) -> dict[str, Any]:
+    """The config of an expert's run in an eval turn: its draft (or model) pinned, with the
+    step limit the turn's budget granted it (`calls_granted`); else its own."""
+    if not is_sandbox_user(child.user):
+        return child.agent_config  # only sandbox users run eval turns: no lookup for others
     result = (
-        EvalCaseResult.objects.filter(root_run_id=instance.root_id)
+        EvalCaseResult.objects.filter(root_run_id=child.root_id)
         .select_related("eval_run")
         .only("eval_run__overrides", "eval_run__model")
         .first()
     )
     if result is None:
-        return
+        return child.agent_config
     run = result.eval_run
-    config = pinned_for(instance.agent_config, overrides=run.overrides, model=run.model)
-    if config == instance.agent_config:
-        return
-    # The calls the turn's budget granted it at its delegation, or, for a run created
-    # otherwise, what the turn has left.
-    calls_left = instance.calls_granted
-    if calls_left is None:
-        calls_left = budget_state(root_id=instance.root_id).model_calls_left
-    config = {**config, "max_steps": max(1, min(config["max_steps"], calls_left))}
-    instance.agent_config = config
-    Run.objects.filter(pk=instance.pk).update(agent_config=config)
+    config = pinned_for(child.agent_config, overrides=run.overrides, model=run.model)
+    if config == child.agent_config:
+        return config
+    return {**config, "max_steps": max(1, min(config["max_steps"], calls_granted))}

@@ -9,8 +9,8 @@ import pytest
 from chat.models import ChatSession
 from delegation.models import Run, RunStatus
 from delegation.selectors import run_tree
-from delegation.services import run_create, run_create_child
-from tests.factories import make_agent, make_user
+from delegation.services import run_create
+from tests.factories import make_agent, make_child_run, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ def turn(user):
     boss, finance, sql, hr = (make_agent(n) for n in ("boss", "finance", "sql", "hr"))
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=boss)
     root = run_create(agent=boss, user=user, session=session, task="q", transcript=[])
-    f = run_create_child(
+    f = make_child_run(
         caller=root,
         target=finance,
         call_id="c1",
@@ -28,10 +28,10 @@ def turn(user):
         reason="budget words",
         max_steps=5,
     )
-    h = run_create_child(
+    h = make_child_run(
         caller=root, target=hr, call_id="c2", prompt="people?", reason="", max_steps=5
     )
-    s = run_create_child(
+    s = make_child_run(
         caller=Run.objects.get(pk=f.pk),
         target=sql,
         call_id="c3",

@@ -13,8 +13,8 @@ from chat.models import ChatMessage, ChatSession, MessageRole
 from delegation.admin import trace_build
 from delegation.models import Run, RunStatus
 from delegation.selectors import run_tree
-from delegation.services import run_create, run_create_child
-from tests.factories import make_agent
+from delegation.services import run_create
+from tests.factories import make_agent, make_child_run
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ T0 = timezone.now() - timedelta(hours=1)
 
 
 def child(caller, target, call_id, reason=""):
-    return run_create_child(
+    return make_child_run(
         caller=Run.objects.get(pk=caller.pk),
         target=target,
         call_id=call_id,

@@ -20,7 +20,7 @@ from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
 from delegation.services import run_claim, run_resume_if_ready
 from delegation.tasks import advance_run
-from delegation.tool_calls import _NEWEST_CHILD, _child_result, run_tool_calls
+from delegation.tool_calls import _NEWEST_CHILD, _child_result, tool_calls_resume
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 from tests.fake_openai import delegate, text
@@ -156,5 +156,5 @@ def test_an_expert_s_result_carried_with_a_hand_over_serves_only_the_next_collec
     assert advance_run.run(str(lead.id)) == RunStatus.SUCCEEDED
     caller = Run.objects.select_related("user", "session", "agent").get(pk=lead.pk)
     caller.experts_ended = {"call_0": Run.objects.get(parent=lead)}
-    assert run_tool_calls(caller, RunEmitter(caller), [], {}) is False
+    assert tool_calls_resume(caller, RunEmitter(caller), [], {}) is False
     assert dict(caller.experts_ended) == {}

@@ -218,23 +218,3 @@ def test_a_stream_that_stalls_before_its_first_checkpoint_is_saved_all_the_same(
         time.sleep(0.05)
     assert saved(stream) == ("Partial ", MessageStatus.STREAMING)
     assert Run.objects.get(pk=stream.emitter.run.pk).last_seq == stream.emitter.seq
-
-
-def test_an_end_written_after_the_run_s_waits_for_a_checkpoint_under_way(user):
-    # An expert's answer kept for its report (save=False) is written after the run's end, in
-    # the other order from a checkpoint's (message, then run): a checkpoint under way is waited
-    # for, so on Postgres neither waits on the other's row. A saved end need not wait.
-    stream = new_stream(user)
-    stream.add("Q3 預算是 60。")
-    writing, done = checkpoints()._writing, []
-    with writing:  # a checkpoint write under way
-        kept = threading.Thread(target=lambda: done.append(stream.complete(usage={}, save=False)))
-        kept.start()
-        kept.join(0.3)
-        assert kept.is_alive() and done == []  # waiting for that write
-        saved = MessageStream(RunEmitter(stream.emitter.run), uuid.uuid4(), "offline")
-        saved.add("done")
-        saved.complete(usage={})  # not waiting: it writes the message first, as checkpoints do
-    kept.join(5)
-    assert not kept.is_alive()
-    assert done[0].content == "Q3 預算是 60。" and not ChatMessage.objects.filter(pk=done[0].pk)

@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageRole
 from delegation.models import Run, RunStatus
-from delegation.services import run_create, run_create_child
+from delegation.services import run_create
 from tests.e2e.conftest import screenshots
-from tests.factories import make_agent, make_user
+from tests.factories import make_agent, make_child_run, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,7 +30,7 @@ def team():
     user = make_user("alice")
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=boss)
     root = run_create(agent=boss, user=user, session=session, task="budget?", transcript=[])
-    f = run_create_child(
+    f = make_child_run(
         caller=root,
         target=finance,
         call_id="c1",
@@ -38,7 +38,7 @@ def team():
         reason="money words",
         max_steps=5,
     )
-    s = run_create_child(
+    s = make_child_run(
         caller=Run.objects.get(pk=f.pk),
         target=sql,
         call_id="c2",
