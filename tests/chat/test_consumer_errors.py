@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import pytest
@@ -15,6 +14,7 @@ from config.asgi import application
 from delegation.models import Run, RunStatus
 from tests.chat.helpers import connect, events_until, send_frame
 from tests.fake_openai import error
+from tests.waiting import in_process_tasks_done
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -255,7 +255,7 @@ async def test_user_can_stop_a_running_turn(user, entry_agent, settings):
     await ws.send_json_to({"type": "run.cancel", "run_id": created["run_id"]})
     events = before + await events_until(ws)
     assert events[-1]["data"]["status"] == "cancelled"
-    await asyncio.sleep(0.5)  # the worker notices within one heartbeat (0.3 s)
+    await in_process_tasks_done()  # the worker noticed the stop and ended its task
     leftovers_seen = []
     while not await ws.receive_nothing(timeout=0.1):
         leftovers_seen.append(await ws.receive_json_from())  # in flight when stop was pressed

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -17,6 +16,7 @@ from delegation.sweeper import runs_sweep
 from tests.chat.helpers import connect, send_frame
 from tests.delegation.conftest import make_team
 from tests.fake_openai import Reply, delegate, text, tool_calls
+from tests.waiting import in_process_tasks_done, wait_until_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -232,9 +232,13 @@ async def test_child_past_its_deadline_resumes_the_caller_with_an_error(user, te
     team.script("slow", Reply(text_chunks=["too late"], stall_seconds=2.5))
     ws = await connect(user)
     await ws.send_json_to(send_frame("go"))
-    await asyncio.sleep(1.3)
-    swept = await database_sync_to_async(runs_sweep)()
-    assert swept["timed_out"] == 1
+    # The sweep times the expert out once its 1 s deadline is past, however late it started.
+    timed_out = await wait_until_async(
+        database_sync_to_async(lambda: runs_sweep()["timed_out"]),
+        interval=0.1,
+        what="the sweep to time the expert out",
+    )
+    assert timed_out == 1
     events = []
     while not (
         events and events[-1]["type"] == "run.completed" and events[-1]["agent"]["depth"] == 0
@@ -246,7 +250,7 @@ async def test_child_past_its_deadline_resumes_the_caller_with_an_error(user, te
     result = tool_results(team.requests["boss"][1])[0]
     assert result["error"]["code"] == "delegation_timed_out" and result["status"] == "timed_out"
     assert events[-1]["data"]["status"] == "succeeded"
-    await asyncio.sleep(1.5)  # the stalled child's answer arrives late and is dropped
+    await in_process_tasks_done()  # the stalled child's answer arrives late and is dropped
     slow = (await runs())[1]
     assert slow.status == RunStatus.TIMED_OUT and "too late" not in slow.answer
     texts = await database_sync_to_async(
@@ -292,7 +296,7 @@ async def test_stopping_a_turn_cancels_every_run_in_the_tree(user, team):
             assert event["data"]["status"] == "cancelled"
             cancelled.add(event["agent"]["name"])
     assert cancelled == {"boss", "slow", "slower"}
-    await asyncio.sleep(1.6)
+    await in_process_tasks_done()  # the stalled expert's answer comes back to a cancelled run
     assert all(r.status == RunStatus.CANCELLED for r in await runs())
     # The stopped callers' calls stay cancelled (a reload marks the turn stopped by them).
     calls = await database_sync_to_async(

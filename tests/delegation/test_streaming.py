@@ -4,7 +4,6 @@ a run stopped meanwhile saves nothing and stops the stream; a closed message is 
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 

@@ -16,6 +16,7 @@ from delegation.turns import turn_start
 from tests.chat.helpers import connect, send_frame
 from tests.delegation.conftest import make_team
 from tests.fake_openai import Reply, Team, delegate, text
+from tests.waiting import tasks_logged_done, wait_until_async
 
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
 
@@ -98,10 +99,11 @@ async def test_two_workers_never_advance_the_same_run_at_once(workers, user, tea
     sent = await database_sync_to_async(turn_start)(
         user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text="hi"
     )
-    for _ in range(5):  # the same task delivered again and again, to four free processes
-        advance_run.delay(str(sent.run.id))
+    # The same task delivered again and again, to four free processes.
+    again = [advance_run.delay(str(sent.run.id)).id for _ in range(5)]
     await wait_for(lambda: Run.objects.get(pk=sent.run.id).is_final)
-    await asyncio.sleep(3.5)  # let the retried deliveries come back and find the run finished
+    # The retried deliveries come back and find the run finished.
+    await wait_until_async(lambda: tasks_logged_done(again, "w1", "w2"), timeout=30, interval=0.1)
     assert len(team.requests["boss"]) == 1
     run = await database_sync_to_async(Run.objects.get)(pk=sent.run.id)
     assert run.status == RunStatus.SUCCEEDED and run.answer == "only once"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -11,6 +9,7 @@ from channels.layers import get_channel_layer
 from chat.models import ChatMessage
 from delegation.models import Run, RunStatus
 from tests.chat.helpers import connect, events_until, send_frame
+from tests.waiting import tasks_logged_done, wait_until_async
 
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
 
@@ -48,9 +47,9 @@ async def test_duplicate_task_delivery_runs_the_turn_once(celery_worker, user, e
     await ws.send_json_to(frame)
     events = await events_until(ws, timeout=30)
     run_id = events[0]["run_id"]
-    advance_run.delay(run_id)  # the broker redelivers the same task: a no-op on a finished run
-    advance_run.delay(run_id)
-    await asyncio.sleep(1.0)
+    # The broker redelivers the same task: a no-op on a finished run.
+    again = [advance_run.delay(run_id).id for _ in range(2)]
+    await wait_until_async(lambda: tasks_logged_done(again, "w1"), timeout=30, interval=0.1)
     assert await ws.receive_nothing(timeout=0.5)
     count = await database_sync_to_async(
         lambda: ChatMessage.objects.filter(run_id=run_id).count()

@@ -28,6 +28,7 @@ from tests.databases import child_database_url
 from tests.e2e.conftest import ROOT, require_distributed
 from tests.postgres import other_sessions_closed
 from tests.reminders.mailbox import mailbox_ids
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
 
@@ -209,17 +210,27 @@ def test_downtime_catch_up_sends_each_overdue_reminder_once_marked_late(mailbox)
     assert reminders_dispatch().sent == 0
 
 
+def lock_waits() -> int:
+    """How many sessions of the test database wait on a lock now."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0]
+
+
 def test_cancel_waits_for_a_dispatcher_holding_the_row_then_refuses(user):
     at = timezone.now() - timedelta(seconds=1)
     reminder = Reminder.objects.create(user=user, remind_at=at, due_at=at, content="x")
-    held, outcome = threading.Event(), {}
+    held, release, outcome = threading.Event(), threading.Event(), {}
 
     def dispatcher() -> None:
         try:
             with transaction.atomic():
                 assert reminder_claim_due(now=timezone.now(), limit=10)
                 held.set()
-                time.sleep(0.5)  # cancel arrives now and must wait for this transaction
+                release.wait(10)  # until the cancel is seen waiting for this row
                 Reminder.objects.filter(pk=reminder.pk).update(
                     status=ReminderStatus.SENT, sent_at=timezone.now()
                 )
@@ -238,11 +249,13 @@ def test_cancel_waits_for_a_dispatcher_holding_the_row_then_refuses(user):
     sending.start()
     held.wait(5)
     cancelling = threading.Thread(target=cancel)
-    started = time.monotonic()
     cancelling.start()
+    try:
+        wait_until(lock_waits, what="the cancel to wait for the row")
+    finally:
+        release.set()
     cancelling.join(10)
     sending.join(10)
-    assert time.monotonic() - started >= 0.3  # it waited for the row
     assert outcome["result"].status == "error" and "already sent" in outcome["result"].message
     assert Reminder.objects.get().status == ReminderStatus.SENT
 
