@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
 from agents.registry import unknown_keys
+from agents.revisions import Revision
 
 
 class AnswerValidation(models.TextChoices):
@@ -275,23 +275,15 @@ AGENT_EDITABLE_FIELDS = [
 ]
 
 
-class AgentRevision(models.Model):
+class AgentRevision(Revision):
     """A stored snapshot of an agent as saved, to diff against and restore."""
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="revisions")
-    version = models.PositiveIntegerField()
-    snapshot = models.JSONField()
-    comment = models.CharField(max_length=500, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
+    subject_field = "agent"
 
-    class Meta:
-        ordering = ["-version"]
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="revisions")
+    comment = models.CharField(max_length=500, blank=True)
+
+    class Meta(Revision.Meta):
         constraints = [
             models.UniqueConstraint(fields=["agent", "version"], name="unique_agent_revision")
         ]
-
-    def __str__(self) -> str:
-        return f"{self.agent.name} v{self.version}"

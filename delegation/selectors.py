@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Q
 
 from chat.models import ChatSession, MessageRole, MessageStatus
@@ -95,18 +94,3 @@ def _as_shown(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif message["content"]:
             shown.append({**message, "status": orphan_status(run_status)})
     return shown
-
-
-def model_history(*, session: ChatSession) -> list[dict[str, Any]]:
-    """Earlier turns of the session as model messages: each user text and its final answer."""
-    runs = (
-        Run.objects.filter(session=session, parent__isnull=True, status__in=FINAL_STATUSES)
-        .order_by("-created_at")
-        .only("task", "answer", "error", "status")[: settings.CHAT_HISTORY_TURNS]
-    )
-    history: list[dict[str, Any]] = []
-    for run in reversed(list(runs)):
-        history.append({"role": MessageRole.USER.value, "content": run.task})
-        reply = run.answer or f"(no answer: {(run.error or {}).get('message', run.status)})"
-        history.append({"role": "assistant", "content": reply})
-    return history

@@ -27,11 +27,6 @@ def kb_readable_by(*, kb: KnowledgeBase, user: Any) -> bool:
     return not kb.access_permission or user.has_perm(kb.access_permission)
 
 
-def knowledge_bases_readable_by(*, user: Any) -> list[KnowledgeBase]:
-    """Every knowledge base this user may read."""
-    return [kb for kb in KnowledgeBase.objects.all() if kb_readable_by(kb=kb, user=user)]
-
-
 def knowledge_bases_linked_to(
     *, agent_names_or_ids: Iterable[str | int]
 ) -> QuerySet[KnowledgeBase]:

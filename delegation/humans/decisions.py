@@ -21,6 +21,7 @@ from chat.models import ChatMessage, MessageStatus
 from config.errors import AppError
 from delegation.ending import subtree_ids
 from delegation.humans.activity import activity_record
+from delegation.humans.inputs import input_invalid, input_text
 from delegation.humans.models import (
     ActivityKind,
     Audience,
@@ -179,26 +180,28 @@ def _decision_fields(
 ) -> dict[str, Any]:
     """The item's new fields for a decision; AppError `invalid` naming what does not fit."""
     if decision not in Decision.values:
-        raise _invalid("decision", _("Decide approve, modify or reject."))
-    answer, note = _text(answer, "answer"), _text(note, "note")
+        raise input_invalid("decision", _("Decide approve, modify or reject."))
+    limit = settings.HUMANS_ANSWER_MAX_CHARS
+    answer = input_text(answer, field="answer", limit=limit)
+    note = input_text(note, field="note", limit=limit)
     if decision == Decision.REJECT:
         return {"status": ItemStatus.REJECTED, "note": note}
     if item.kind == ItemKind.QUESTION:
         if decision == Decision.MODIFY:
-            raise _invalid("decision", _("A question is answered with approve and an answer."))
+            raise input_invalid("decision", _("A question is answered with approve and an answer."))
         if not answer.strip():
-            raise _invalid("answer", _("Give the answer to the question."))
+            raise input_invalid("answer", _("Give the answer to the question."))
         if arguments is not None:
-            raise _invalid("arguments", _("A question takes an answer, not arguments."))
+            raise input_invalid("arguments", _("A question takes an answer, not arguments."))
         return {"status": ItemStatus.ANSWERED, "answer": answer.strip(), "note": note}
     if answer:
-        raise _invalid("answer", _("A tool approval takes no answer; use note for a remark."))
+        raise input_invalid("answer", _("A tool approval takes no answer; use note for a remark."))
     if decision == Decision.APPROVE:
         if arguments is not None:
-            raise _invalid("arguments", _("To change the arguments, decide modify."))
+            raise input_invalid("arguments", _("To change the arguments, decide modify."))
         return {"status": ItemStatus.APPROVED, "note": note, "final_arguments": item.arguments}
     if not isinstance(arguments, dict):
-        raise _invalid("arguments", _("modify needs the tool's new arguments as an object."))
+        raise input_invalid("arguments", _("modify needs the tool's new arguments as an object."))
     registered = get_tool(item.tool)
     if registered is not None:
         problems = sorted(registered.validator.iter_errors(arguments), key=lambda e: list(e.path))
@@ -208,26 +211,8 @@ def _decision_fields(
             )
             # The schema's reasons (jsonschema's sentences) stay English.
             message = _("The arguments do not fit %(tool)s: %(problems)s")
-            raise _invalid("arguments", message % {"tool": item.tool, "problems": text})
+            raise input_invalid("arguments", message % {"tool": item.tool, "problems": text})
     return {"status": ItemStatus.MODIFIED, "note": note, "final_arguments": arguments}
-
-
-def _text(value: Any, field: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _invalid(field, _("Must be a string."))
-    if "\x00" in value:
-        raise _invalid(field, _("Contains a NUL character."))
-    if len(value) > settings.HUMANS_ANSWER_MAX_CHARS:
-        limit = settings.HUMANS_ANSWER_MAX_CHARS
-        raise _invalid(field, _("At most %(limit)s characters.") % {"limit": limit})
-    return value
-
-
-def _invalid(field: str, message: str) -> AppError:
-    """AppError `invalid` naming the field; `message` is already translated."""
-    return AppError("invalid", message, details={field: message})
 
 
 def _decided_kind(item: InboxItem) -> str:

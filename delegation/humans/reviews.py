@@ -22,6 +22,7 @@ from config.prepared import PreparedLookup
 from delegation.emitter import RunEmitter
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS
+from delegation.humans.inputs import input_invalid, input_text
 from delegation.humans.models import ActivityKind, Review, ReviewStatus
 from delegation.humans.validation import is_low
 from delegation.models import Run
@@ -174,13 +175,15 @@ def review_decide(
 ) -> Review:
     """Mark a review correct, wrong (with a note) or fixed (with the corrected answer, sent to
     the user's chat from "Reviewer"); the first review wins, a later one is `already_decided`."""
-    note, corrected = _text(note, "note"), _text(corrected_answer, "corrected_answer")
+    limit = settings.CHAT_MAX_MESSAGE_CHARS
+    note = input_text(note, field="note", limit=limit)
+    corrected = input_text(corrected_answer, field="corrected_answer", limit=limit)
     if status not in (ReviewStatus.CORRECT, ReviewStatus.WRONG, ReviewStatus.FIXED):
-        raise _invalid("status", _("Mark the answer correct, wrong or fixed."))
+        raise input_invalid("status", _("Mark the answer correct, wrong or fixed."))
     if status == ReviewStatus.WRONG and not note.strip():
-        raise _invalid("note", _("Say what is wrong."))
+        raise input_invalid("note", _("Say what is wrong."))
     if status == ReviewStatus.FIXED and not corrected.strip():
-        raise _invalid("corrected_answer", _("Give the corrected answer to send to the user."))
+        raise input_invalid("corrected_answer", _("Give the corrected answer to send to the user."))
     followup = uuid.uuid5(review.id, "followup") if status == ReviewStatus.FIXED else None
     with transaction.atomic():
         updated = Review.objects.filter(pk=review.pk, status=ReviewStatus.PENDING).update(
@@ -214,21 +217,3 @@ def review_decide(
             data={"review_id": str(review.id), "status": status},
         )
     return review
-
-
-def _text(value: Any, field: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _invalid(field, _("Must be a string."))
-    if "\x00" in value:
-        raise _invalid(field, _("Contains a NUL character."))
-    if len(value) > settings.CHAT_MAX_MESSAGE_CHARS:
-        limit = settings.CHAT_MAX_MESSAGE_CHARS
-        raise _invalid(field, _("At most %(limit)s characters.") % {"limit": limit})
-    return value
-
-
-def _invalid(field: str, message: str) -> AppError:
-    """AppError `invalid` naming the field; `message` is already translated."""
-    return AppError("invalid", message, details={field: message})

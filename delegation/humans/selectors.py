@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from config.errors import NotFound
-from delegation.humans.models import Audience, InboxItem, ItemKind, ItemStatus, Review
+from delegation.humans.models import Audience, InboxItem, ItemKind, Review
 
 
 def group_names(user: Any) -> list[str]:
@@ -125,8 +125,3 @@ def item_as_data(item: InboxItem) -> dict[str, Any]:
 
 def _who(user: Any) -> str:
     return user.get_full_name() or user.get_username()
-
-
-def pending_items() -> QuerySet[InboxItem]:
-    """Items still waiting for a decision."""
-    return InboxItem.objects.filter(status=ItemStatus.PENDING)

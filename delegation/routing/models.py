@@ -9,6 +9,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from agents.revisions import Revision
+
 
 class Mode(models.TextChoices):
     """How a turn is answered: orientation, explanation, or audit-grade with citations."""
@@ -129,25 +131,17 @@ class RoutingRule(models.Model):
                 ) from exc
 
 
-class RoutingPolicyRevision(models.Model):
+class RoutingPolicyRevision(Revision):
     """A policy (with its rules) as saved, to diff and restore."""
 
-    policy = models.ForeignKey(RoutingPolicy, on_delete=models.CASCADE, related_name="revisions")
-    version = models.PositiveIntegerField()
-    snapshot = models.JSONField()
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
+    subject_field = "policy"
 
-    class Meta:
-        ordering = ["-version"]
+    policy = models.ForeignKey(RoutingPolicy, on_delete=models.CASCADE, related_name="revisions")
+
+    class Meta(Revision.Meta):
         constraints = [
             models.UniqueConstraint(fields=["policy", "version"], name="unique_policy_revision")
         ]
-
-    def __str__(self) -> str:
-        return f"{self.policy.name} v{self.version}"
 
 
 class SessionMemory(models.Model):
