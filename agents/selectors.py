@@ -12,8 +12,8 @@ from django.utils.translation import gettext as _
 from agents.knowledge.selectors import with_knowledge_flag
 from agents.models import Agent, AgentRevision
 from config.db import JSONList
+from config.db.prepared import PreparedLookup
 from config.errors import AppError
-from config.prepared import PreparedLookup
 
 
 def agent_usable_by(*, agent: Agent, user: Any) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from config.per_process import PerProcess
+from config.db.per_process import PerProcess
 
 logger = logging.getLogger(__name__)
 

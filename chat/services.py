@@ -13,8 +13,8 @@ from django.utils.translation import gettext as _
 
 from agents.selectors import agent_entry_for
 from chat.models import ChatMessage, ChatPreference, ChatSession, MessageRole, MessageStatus
+from config.db.prepared import PreparedInsert
 from config.errors import AppError
-from config.prepared import PreparedInsert
 
 # An agent or tool message written whole, by id: a replayed step rewrites it (compiled once per
 # connection).

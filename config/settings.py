@@ -95,8 +95,8 @@ TEMPLATES = [
 # --- Database ------------------------------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Django's backend with this process's writers queued on one lock (config/sqlite_backend).
-    DATABASES["default"]["ENGINE"] = "config.sqlite_backend"
+    # Django's backend with this process's writers queued on one lock (config/db/sqlite_backend).
+    DATABASES["default"]["ENGINE"] = "config.db.sqlite_backend"
     # WAL + IMMEDIATE transactions let the in-process worker threads write beside the server.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",

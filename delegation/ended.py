@@ -28,7 +28,7 @@ import redis
 from django.conf import settings
 from django.core.cache import cache
 
-from config.per_process import PerProcess
+from config.db.per_process import PerProcess
 
 logger = logging.getLogger(__name__)
 

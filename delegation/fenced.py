@@ -15,7 +15,7 @@ from django.db.models import F, QuerySet
 from django.db.models.functions import Greatest
 
 from config.db import SameAs
-from config.prepared import Param, PreparedSave, PreparedUpdate
+from config.db.prepared import Param, PreparedSave, PreparedUpdate
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 
 # What a worker keeps of a run's working state at each save.

@@ -9,7 +9,7 @@ from django.utils.translation import ngettext
 
 from agents.models import Agent
 from agents.selectors import agent_usable_by, with_what_runs_pin
-from config.prepared import PreparedLookup
+from config.db.prepared import PreparedLookup
 from delegation.models import Run
 from delegation.per_run import per_run
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 
-from config.per_process import PerProcess
+from config.db.per_process import PerProcess
 
 T = TypeVar("T")
 RUNS = 1000  # runs whose reads are kept; a process works on far fewer at once

@@ -21,7 +21,7 @@ from agents.models import Agent
 from agents.services import agent_snapshot
 from config.db import row_or_none
 from config.enqueue import enqueue
-from config.prepared import PreparedInsert, PreparedLookup
+from config.db.prepared import PreparedInsert, PreparedLookup
 from delegation.budget import budget_initial, turn_tokens
 from delegation.ended import EndWatch
 from delegation.fenced import (

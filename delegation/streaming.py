@@ -24,7 +24,7 @@ PERSIST_INTERVAL = INTERVAL  # seconds between saves of partial text (and cancel
 
 class MessageStream:
     """One agent message as it streams: started on first text, deltas batched, saved by the
-    checkpoint thread while it streams (from its first interval) and by itself at its end."""
+    keeper thread while it streams (from its first interval) and by itself at its end."""
 
     def __init__(self, emitter: RunEmitter, message_id: uuid.UUID, model_label: str) -> None:
         self.emitter = emitter
@@ -123,7 +123,7 @@ class MessageStream:
         )
 
     def _save_so_far(self, now: float) -> None:
-        """Mid-stream: hand the text so far to the process's checkpoint thread
+        """Mid-stream: hand the text so far to the process's keeper thread
         (delegation.checkpoints), which saves it with the run's lease renewed and the number of
         events sent once its checkpoint is due (every PERSIST_INTERVAL, the first that long
         after the start, so a stalled stream is saved too): this thread never waits on the

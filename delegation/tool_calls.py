@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from agents.registry import Tool, ToolContext, ToolResult, execute
 from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
-from config.prepared import PreparedLookup
+from config.db.prepared import PreparedLookup
 from delegation.citations import (
     KNOWLEDGE_TOOLS,
     references_from_child,

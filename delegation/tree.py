@@ -15,7 +15,7 @@ from agents.models import Agent
 from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
-from config.prepared import PreparedLookup
+from config.db.prepared import PreparedLookup
 from delegation.budget import budget_lock_turn, budget_take_delegation
 from delegation.delegate_tool import DELEGATE, child_prompt, delegate_arguments
 from delegation.emitter import RunEmitter, agent_tag

@@ -29,7 +29,7 @@ PASSWORD_HASHERS = [
 
 # The same backends with a cheaper flush at the end of each transactional test (tests/backends).
 _TEST_BACKENDS = {
-    "config.sqlite_backend": "tests.backends.sqlite3",
+    "config.db.sqlite_backend": "tests.backends.sqlite3",
     "django.db.backends.postgresql": "tests.backends.postgresql",
 }
 _engine = DATABASES["default"]["ENGINE"]  # noqa: F405

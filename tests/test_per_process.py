@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 
-from config.per_process import PerProcess
+from config.db.per_process import PerProcess
 
 
 class Made:

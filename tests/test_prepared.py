@@ -18,7 +18,7 @@ from agents.knowledge.models import KnowledgeBase
 from agents.knowledge.selectors import with_knowledge_flag
 from agents.models import Agent
 from chat.models import ChatSession
-from config.prepared import PreparedLookup
+from config.db.prepared import PreparedLookup
 from delegation.models import Run, RunStatus
 from delegation.services import ROOT_UNREAD, run_claim, run_create
 from tests.databases import child_database_url

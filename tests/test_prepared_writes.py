@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from config.db import SameAs
-from config.prepared import Param, PreparedInsert, PreparedSave, PreparedUpdate
+from config.db.prepared import Param, PreparedInsert, PreparedSave, PreparedUpdate
 from delegation.fenced import HEARTBEAT, PROGRESS, held, working
 from delegation.humans.models import Activity, ActivityKind
 from delegation.models import Run, RunStatus

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import OperationalError, connection, transaction
 
-from config.sqlite_backend.base import _WRITER
+from config.db.sqlite_backend.base import _WRITER
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -80,7 +80,7 @@ def test_placeholders_are_converted_as_django_does_and_each_statement_text_once(
     a statement with a percent sign in a literal and one with named parameters still work."""
     from django.db.backends.sqlite3.base import SQLiteCursorWrapper
 
-    from config.sqlite_backend.base import _qmark
+    from config.db.sqlite_backend.base import _qmark
 
     sql = "SELECT %s, '100%%' WHERE 1 = %s"
     with connection.cursor() as cursor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.prepared import PreparedInsert
+from config.db.prepared import PreparedInsert
 from delegation.humans.models import Activity
 from delegation.models import Run
 

@@ -17,8 +17,8 @@ from django.utils.translation import pgettext_lazy
 from chat.events import emit, envelope
 from chat.models import ChatSession, MessageRole, MessageStatus
 from chat.services import message_upsert
+from config.db.prepared import PreparedLookup
 from config.errors import AppError
-from config.prepared import PreparedLookup
 from delegation.emitter import RunEmitter
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS

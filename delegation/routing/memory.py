@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models.constants import OnConflict
 
-from config.prepared import PreparedInsert, PreparedSave
+from config.db.prepared import PreparedInsert, PreparedSave
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, SessionMemory
 from delegation.routing.selectors import memory_of

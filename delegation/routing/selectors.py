@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.models import Agent
-from config.prepared import PreparedLookup
+from config.db.prepared import PreparedLookup
 from delegation.models import Run
 from delegation.per_run import per_run
 from delegation.routing.models import RoutingPolicy, SessionMemory

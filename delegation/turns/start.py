@@ -17,8 +17,8 @@ from agents.selectors import agent_entry_for, agent_to_pin, agent_usable_by
 from chat.events import emit, envelope
 from chat.models import ChatMessage, ChatSession, MessageOrigin, MessageRole
 from chat.selectors import message_as_event_data
+from config.db.prepared import PreparedInsert, PreparedLookup, PreparedSave
 from config.errors import AppError, NotFound
-from config.prepared import PreparedInsert, PreparedLookup, PreparedSave
 from config.text import reply_language
 from delegation.models import Run
 from delegation.selectors import session_active_run

@@ -16,7 +16,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from agents.providers.base import ModelRequest, ToolCallRequest, Usage
-from config.prepared import PreparedInsert
+from config.db.prepared import PreparedInsert
 from delegation.models import Run
 from delegation.usage.budgets import Hold, run_caps, spend_hold, spend_settle
 from delegation.usage.models import ModelPrice, UsageRecord

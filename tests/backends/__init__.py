@@ -1,4 +1,4 @@
-"""The test run's database backends: Django's (and config.sqlite_backend), with a cheaper flush.
+"""The test run's database backends: Django's (and config.db.sqlite_backend), with a cheaper flush.
 
 A transactional test ends with a flush: every table emptied, then the post_migrate signal
 fills the content types and permissions in again, about 140 queries. The flush here leaves

@@ -72,7 +72,7 @@ def test_one_thread_renews_every_lease_of_the_process(user, short_lease):
         lease.__enter__()
     try:
         assert eventually(lambda: all(expiry(run) > before[run.pk] for run in runs))
-        keepers = [t for t in threading.enumerate() if t.name == "lease-keeper"]
+        keepers = [t for t in threading.enumerate() if t.name == "run-keeper"]
         assert len(keepers) == 1
     finally:
         for lease in leases:

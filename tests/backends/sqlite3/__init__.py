@@ -1,1 +1,1 @@
-"""config.sqlite_backend with the test run's flush (tests/backends)."""
+"""config.db.sqlite_backend with the test run's flush (tests/backends)."""

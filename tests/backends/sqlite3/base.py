@@ -1,8 +1,8 @@
-"""config.sqlite_backend (writers queued on one lock) whose flush keeps the catalogue tables."""
+"""config.db.sqlite_backend (writers queued on one lock) whose flush keeps the catalogue tables."""
 
 from __future__ import annotations
 
-from config.sqlite_backend import base
+from config.db.sqlite_backend import base
 from tests.backends import CatalogueKeepingFlush
 
 

@@ -6,7 +6,8 @@ streaming thread could stall for a second while the lock sat free. Here a thread
 process-wide lock before it writes (a `BEGIN IMMEDIATE` transaction, or a single write in
 autocommit) and gives it back when the write commits or rolls back; the next writer wakes as
 soon as it is free. Other processes on the same file still meet SQLite's busy handler.
-Readers never wait (WAL). docs/decisions/0006-performance.md has the measurements.
+Readers never wait (WAL). docs/decisions/0006-performance.md has the measurements. The hooks
+overridden here are the backend's private ones; `config.db` checks the Django version at import.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ and Postgres.
 The compiler's internals a lookup reads (`select`, `klass_info`, `annotation_col_map`,
 `get_converters`, `apply_converters`, `get_related_populators`) are those `ModelIterable` itself
 uses in Django 5.2; an update is compiled as `QuerySet.update()` compiles it, an insert as
-`save()` and `bulk_create()` compile theirs.
+`save()` and `bulk_create()` compile theirs. Importing `config.db` checks that Django is that
+feature release (`config.db.django_version_check`).
 """
 
 from __future__ import annotations
