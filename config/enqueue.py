@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from celery import Task
@@ -20,29 +16,10 @@ from config.celery_app import app
 logger = logging.getLogger(__name__)
 
 _pool: ThreadPoolExecutor | None = None
-_keeping = threading.local()  # the Kept slot of the task body running on this thread, if any
 
 
-@dataclass
-class Kept:
-    """Work of one task name that this thread committed and keeps to run itself next
-    (`taken`: promised to work enqueued in a transaction not yet committed)."""
-
-    task_name: str
-    args: tuple[Any, ...] | None = None
-    taken: bool = False
-
-    def send(self) -> None:
-        """Give the kept work back to the queue after all (the keeper cannot run it)."""
-        if self.args is not None:
-            args, self.args = self.args, None
-            _publish(task_by_name(self.task_name), args)
-
-
-def enqueue(task: Task | str, *args: Any) -> bool:
-    """Run `task(*args)` in the background once the current transaction commits; True when
-    this thread's task body will run it itself, next (`keeping_next`), so the caller may hand
-    the work over ready to run.
+def enqueue(task: Task | str, *args: Any) -> None:
+    """Run `task(*args)` in the background once the current transaction commits.
 
     `task` is a Celery task or the name it is registered under, so a lower layer can start a
     higher layer's task without importing it.
@@ -51,40 +28,8 @@ def enqueue(task: Task | str, *args: Any) -> bool:
         task = task_by_name(task)
     if settings.TASKS_RUN_SYNC:
         transaction.on_commit(lambda: task.apply(args=args))
-        return False
-    slot = getattr(_keeping, "slot", None)
-    if slot is not None and not slot.taken and slot.task_name == task.name:
-        slot.taken = True
-        transaction.on_commit(lambda: _keep(slot, args))
-        return True
+        return
     transaction.on_commit(lambda: _publish(task, args))
-    return False
-
-
-@contextmanager
-def keeping_next(task_name: str) -> Iterator[Kept]:
-    """Within the block, the first `task_name` work this thread enqueues is not sent once
-    committed but kept, for the task body running here to do next (a delegation's expert, or
-    the caller its end resumed) without a queue round trip. Further work is sent as usual
-    (also when that first work's transaction rolled back: nothing is kept then).
-
-    Kept work is committed but not published: if this process dies before running it, it is
-    recovered as its row says (a queued run is re-sent by the sweeper as any lost task; a run
-    handed over already claimed, by its expired lease). Synchronous task mode (tests) runs
-    work where it is enqueued and keeps nothing.
-    """
-    kept = Kept(task_name)
-    outer = getattr(_keeping, "slot", None)
-    _keeping.slot = kept
-    try:
-        yield kept
-    finally:
-        _keeping.slot = outer
-
-
-def _keep(slot: Kept, args: tuple[Any, ...]) -> None:
-    """Committed work this thread's task body runs next."""
-    slot.args = args
 
 
 def _publish(task: Task, args: tuple[Any, ...]) -> None:

@@ -12,6 +12,7 @@ from django.db import connection
 from django.db.models import F, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
+from config.db.prepared import PreparedLookup
 from delegation.models import Run
 from delegation.usage.models import UsageRecord
 
@@ -152,19 +153,30 @@ def budget_lock_turn(*, root_id: Any) -> None:
 
 def budget_reserved_call(*, run: Run) -> BudgetState | None:
     """The turn's budget for the run's model call at its current step when that call was
-    taken already (`Run.reserved_call`), read from the root's counters as its claim loaded
-    them (or as the commit that handed it over left them in memory): no statement. None when
-    no call is reserved for this step, or this delivery took the run over from a dead worker
-    (which may have made it): take one then."""
-    if run.reserved_call != run.steps or run.taken_over:
+    taken already (`Run.reserved_call`: by its delegation, or by the take of an expert it
+    waited on), read from the root's counters and the turn's ledger in one statement. None
+    when no call is reserved for this step (a claim that takes a run over from a dead worker
+    clears it: that worker may have made it): take one then."""
+    if run.reserved_call != run.steps:
         return None
-    root = run.root_or_self
+    root = _ROOT_COUNTS.row(run.root_id_or_self)
     return _left(
         root,
         calls=root.tree_model_calls - 1,  # (this call is among them: left before it)
-        tokens=root.turn_tokens,
+        tokens=root.used,
         delegations=root.tree_delegations,
     )
+
+
+# The root's limits and counters with the turn's tokens: compiled once per connection.
+_ROOT_COUNTS = PreparedLookup(
+    lambda root_id: (
+        Run.objects.filter(pk=root_id)
+        .only("budget", "tree_model_calls", "tree_delegations")
+        .annotate(used=turn_tokens(OuterRef("pk")))
+    ),
+    keys=[Run._meta.pk],
+)
 
 
 def _column(name: str) -> str:
@@ -196,13 +208,11 @@ def _take_sql(vendor: str, counts: str, condition: str) -> str:
 def _take(root: Run, counts: str, condition: str, params: list[Any]) -> tuple[int, ...] | None:
     """Count on the root run (`counts`: `column = column + 1`, …) where `condition` holds (its
     values in `params`); the root's model calls, the turn's tokens and the root's delegations
-    after it (set on `root` too), or None when the condition did not hold. UPDATE … RETURNING
+    after it, or None when the condition did not hold. UPDATE … RETURNING
     (SQLite 3.35+, Postgres) reserves and reads in one round trip, where the ORM's update()
     needs a second query to read."""
     key = Run._meta.pk.get_db_prep_value(root.pk, connection)
     with connection.cursor() as cursor:
         cursor.execute(_take_sql(connection.vendor, counts, condition), [key, *params])
         row = cursor.fetchone()
-    if row is not None:  # the root in memory counts as its row and ledger do now
-        root.tree_model_calls, root.turn_tokens, root.tree_delegations = row
     return row

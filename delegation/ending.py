@@ -16,9 +16,9 @@ from delegation.ended import run_mark_ended
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.routing.selectors import mode_of
 from delegation.routing.services import route_after_turn
-from delegation.services import run_finish
+from delegation.services import HandOver, run_finish, run_finish_elsewhere
 from delegation.transcript import asked_an_expert
-from delegation.tree import delegation_complete
+from delegation.tree import Caller, delegation_complete
 
 logger = logging.getLogger(__name__)
 
@@ -75,45 +75,57 @@ def _plain(code: str) -> str:
 def run_end(
     *,
     run: Run,
+    emitter: RunEmitter,
     status: str,
     answer: str = "",
     error: dict[str, str] | None = None,
-    emitter: RunEmitter | None = None,
-    fenced: bool = True,
+    hand_over: HandOver | None = None,
 ) -> bool:
-    """Finish the run once; False if it had already ended (or, fenced, is not this worker's).
-
-    `emitter` is the worker's own; without one (a stop, the sweeper) the run's events continue
-    past any sequence number its worker may have sent and not yet saved.
-    """
-    with translation.override(run.language or None):  # a stop or the sweeper: not in a run
-        if error:
-            error = {**error, "message": _plain(error["code"])}
-        return _end(run, status, answer, error, emitter or RunEmitter(run, foreign=True), fenced)
-
-
-def _end(
-    run: Run,
-    status: str,
-    answer: str,
-    error: dict[str, str] | None,
-    emitter: RunEmitter,
-    fenced: bool,
-) -> bool:
+    """End the run by its own worker (fenced by its lease), once: record the outcome, close
+    its open messages, tell the user plainly, stop what runs below, report to its caller
+    (`hand_over`: the task body that may run the caller next). False if it had already ended
+    or is no longer this worker's."""
+    error = _in_its_language(run, error)
     run.last_seq = emitter.seq
-    if not run_finish(run=run, status=status, answer=answer, error=error, fenced=fenced):
+    if not run_finish(run=run, status=status, answer=answer, error=error):
         return False
-    _after_end(run, status, error, emitter)
+    _after_end(run, status, error, emitter, hand_over)
     return True
 
 
+def run_end_elsewhere(*, run: Run, status: str, error: dict[str, str] | None = None) -> bool:
+    """End the run from outside its worker (a stop, the sweeper, a watchdog), once, as
+    `run_end` does; its events continue past any number its worker may have sent and not
+    saved. False if it had already ended."""
+    error = _in_its_language(run, error)
+    emitter = RunEmitter(run, foreign=True)
+    run.last_seq = emitter.seq
+    if not run_finish_elsewhere(run=run, status=status, error=error):
+        return False
+    with translation.override(run.language or None):
+        _after_end(run, status, error, emitter, None)
+    return True
+
+
+def _in_its_language(run: Run, error: dict[str, str] | None) -> dict[str, str] | None:
+    """The error with its plain sentence in the run's language (a stop or the sweeper runs
+    outside the run's own language)."""
+    if not error:
+        return error
+    with translation.override(run.language or None):
+        return {**error, "message": _plain(error["code"])}
+
+
 def run_answer_ended(*, run: Run, emitter: RunEmitter) -> None:
-    """The rest of the end of a run whose answering step already saved it as succeeded (the
-    step's own commit ran `run_finish`): close, tell, route, report to the caller."""
-    _after_end(run, RunStatus.SUCCEEDED, None, emitter)
+    """The rest of the end of a turn's entry run whose answering step already saved it as
+    succeeded (the step's own commit ran `run_finish`): close, tell, route. (An expert's is
+    `run_answer_reported`.)"""
+    _after_end(run, RunStatus.SUCCEEDED, None, emitter, None)
 
 
-def run_answer_reported(*, run: Run, emitter: RunEmitter, caller: Run | None) -> None:
+def run_answer_reported(
+    *, run: Run, emitter: RunEmitter, caller: Caller | None, hand_over: HandOver | None
+) -> None:
     """Within the commit of an expert's answering step that saved its end: say it ended and
     report to its caller (read locked before its end was saved, `delegation_caller`), so an
     expert's answer, its end and its caller's resumption are one commit. Nothing else of an
@@ -121,10 +133,16 @@ def run_answer_reported(*, run: Run, emitter: RunEmitter, caller: Run | None) ->
     to route. The step marks it ended once committed (`run_mark_ended`)."""
     emitter.closing = True
     emitter.emit("run.completed", status=RunStatus.SUCCEEDED, usage=run.usage, error=None)
-    delegation_complete(child=run, caller=caller)
+    delegation_complete(child=run, caller=caller, hand_over=hand_over)
 
 
-def _after_end(run: Run, status: str, error: dict[str, str] | None, emitter: RunEmitter) -> None:
+def _after_end(
+    run: Run,
+    status: str,
+    error: dict[str, str] | None,
+    emitter: RunEmitter,
+    hand_over: HandOver | None,
+) -> None:
     """What follows a run's recorded end: nothing of it is emitted after this."""
     run_mark_ended(run.id)
     emitter.closing = True
@@ -142,7 +160,7 @@ def _after_end(run: Run, status: str, error: dict[str, str] | None, emitter: Run
     mode = {"mode": mode_of(run)} if run.parent_id is None else {}
     emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error), **mode)
     if run.parent_id:
-        delegation_complete(child=run)
+        delegation_complete(child=run, hand_over=hand_over)
 
 
 def run_stop(*, run: Run) -> bool:
@@ -158,7 +176,7 @@ def run_stop(*, run: Run) -> bool:
         if not active:
             return False
         for stopped in active:
-            run_end(run=stopped, status=RunStatus.CANCELLED, fenced=False)
+            run_end_elsewhere(run=stopped, status=RunStatus.CANCELLED)
     return True
 
 

@@ -1,4 +1,4 @@
-"""A run's own writes, each an UPDATE compiled once per connection (config/prepared.py).
+"""A run's own writes, each an UPDATE compiled once per connection (config/db/prepared.py).
 
 A worker writes its run only while the run is `running` under the worker's lease token (the
 fence: a worker whose lease was taken over writes nothing). These statements are made at every
@@ -9,6 +9,7 @@ lease.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import F, QuerySet
@@ -120,24 +121,22 @@ _ENDING = ("status", "answer", "citations", "error", "finished_at")
 _JUDGED = ("validation", "confidence", "needs_review")
 
 
-def _finish(*, fenced: bool, judged: bool) -> PreparedUpdate:
-    names = (*_ENDING, *WORKING, *(_JUDGED if judged else ()))
+def _finish(runs: Callable[[], QuerySet[Run]], *names: str) -> PreparedUpdate:
+    """The run (of `runs()`) ends with these values (not if it already has)."""
     return PreparedUpdate(
         lambda: (
-            (_held() if fenced else _by_id()).exclude(status__in=FINAL_STATUSES),
-            {**_values(*names), "lease_expires_at": None},
+            runs().exclude(status__in=FINAL_STATUSES),
+            {**_values(*_ENDING, *WORKING, *names), "lease_expires_at": None},
         )
     )
 
 
-# The run ends (not if it already has): under its worker's lease (`fenced`) or by anyone (a
-# cancel, the sweeper); a run that answered under its worker saves the check of its answer
-# (only its worker judges it).
-FINISH = {
-    (True, True): _finish(fenced=True, judged=True),
-    (True, False): _finish(fenced=True, judged=False),
-    (False, False): _finish(fenced=False, judged=False),
-}
+# The run ends under its worker's lease: having answered, with the check of its answer (only
+# its worker judges it), or not.
+FINISH_JUDGED = _finish(_held, *_JUDGED)
+FINISH_HELD = _finish(_held)
+# ...or by anyone (a stop, the sweeper, a watchdog).
+FINISH_ANY = _finish(_by_id)
 
 
 def held(run: Run) -> dict[str, Any]:

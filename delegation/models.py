@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from types import MappingProxyType
 
 from django.conf import settings
 from django.db import models
@@ -118,14 +116,6 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"{'/'.join(self.path)} ({self.status})"
-
-    taken_over = False  # set by run_claim when this delivery took the run from a dead worker
-    # The turn's tokens, on its root in memory, as last read from its ledger (not a column:
-    # delegation.budget.turn_tokens) and counted on since by the calls this process made.
-    turn_tokens = 0
-    # Experts that ended and handed this run over to their worker, as they ended, by delegate
-    # call id (delegation.tree.delegation_complete): their results need no read.
-    experts_ended: Mapping[str, Run] = MappingProxyType({})
 
     @property
     def root_id_or_self(self) -> uuid.UUID:

@@ -3,30 +3,33 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from agents.knowledge.tools import knowledge_tool_keys_for
 from agents.models import Agent
 from agents.services import agent_snapshot
 from config.db import row_or_none
-from config.enqueue import enqueue
 from config.db.prepared import PreparedInsert, PreparedLookup
-from delegation.budget import budget_initial, turn_tokens
+from config.enqueue import enqueue
+from delegation.budget import budget_initial
 from delegation.ended import EndWatch
 from delegation.fenced import (
     CLAIM,
-    FINISH,
+    FINISH_ANY,
+    FINISH_HELD,
+    FINISH_JUDGED,
     HANDED_BACK,
     HEARTBEAT,
     PROGRESS,
@@ -48,33 +51,57 @@ logger = logging.getLogger(__name__)
 ADVANCE_RUN = "delegation.advance_run"  # the Celery task (delegation.tasks), enqueued by name
 
 
-def run_enqueue(*, run_id: Any) -> bool:
-    """Have a worker advance the run once the current transaction commits; True when this
-    thread's task body runs it next itself (config.enqueue.keeping_next)."""
-    return enqueue(ADVANCE_RUN, str(run_id))
+def run_enqueue(*, run_id: Any) -> None:
+    """Have a worker advance the run once the current transaction commits."""
+    enqueue(ADVANCE_RUN, str(run_id))
+
+
+NONE_ENDED: Mapping[str, Run] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
 class Handed:
-    """A run this thread's task body runs next, claimed by the commit that made it ready (a
-    new expert, or a caller its expert's end resumed): its lease token, and the run itself as
-    that commit left it when it was loaded with everything its steps use (`run`; else None:
-    its claim reads it, without writing)."""
+    """A run a task body runs next itself, claimed for it by the commit that made it ready (a
+    new expert, or a caller its expert's end resumed): its lease token, the run itself as that
+    commit left it when it was loaded with everything its steps use (`run`; else None: its
+    claim reads it, without writing), when that commit read it not ended (monotonic), and the
+    expert whose end resumed it, by its call id (`experts_ended`: its result needs no read)."""
 
+    run_id: Any
     token: uuid.UUID
     run: Run | None = None
-    since: float = 0.0  # when that commit read it not ended (monotonic)
+    since: float = 0.0
+    experts_ended: Mapping[str, Run] = field(default_factory=lambda: NONE_ENDED)
 
 
-_handed = threading.local()
+class HandOver:
+    """One delivery's offer to run next, in the same task body, the first run it makes ready,
+    without a queue round trip (`next`, once the transaction that made it ready commits).
 
+    Handed work is committed but not published: if the process dies before running it, it is
+    recovered as its row says (a run handed over claimed, by its expired lease). Further runs
+    made ready go to the queue, and so does everything when the transaction that made the first
+    ready rolled back (nothing is handed on then)."""
 
-def _handed_over() -> dict[str, Handed]:
-    """This thread's runs handed over, by run id."""
-    runs = getattr(_handed, "runs", None)
-    if runs is None:
-        runs = _handed.runs = {}
-    return runs
+    def __init__(self, *, worker: str) -> None:
+        self.worker = worker
+        self.next: Handed | None = None
+        self._offered = False
+
+    def offer(self, run: Run, *, experts_ended: Mapping[str, Run] = NONE_ENDED) -> bool:
+        """In the transaction that makes `run` ready: when it is the delivery's first, set it
+        claimed for this worker, as its claim would (True: the caller writes it so)."""
+        if self._offered:
+            return False
+        self._offered = True
+        _take(run, worker=self.worker)
+        whole = run if _loaded_for_steps(run) else None
+        handed = Handed(run.pk, run.lease_token, whole, time.monotonic(), experts_ended)
+        transaction.on_commit(partial(self._hand_on, handed))
+        return True
+
+    def _hand_on(self, handed: Handed) -> None:
+        self.next = handed
 
 
 # What a run's steps use of its related rows, loaded with it by its claim.
@@ -89,16 +116,15 @@ def _loaded_for_steps(run: Run) -> bool:
     return all(field.is_cached(run) for field in related)
 
 
-def _ready(run: Run, *, worker: str) -> bool:
-    """Enqueue `run` (in the current transaction); when this thread's task body runs it next,
-    set it claimed for this worker, as its claim would (True: the caller writes it so), and
-    keep it for that claim when it is complete in memory."""
-    if not run_enqueue(run_id=run.pk):
-        return False
-    _take(run, worker=worker)
-    whole = run if _loaded_for_steps(run) else None
-    _handed_over()[str(run.pk)] = Handed(run.lease_token, whole, time.monotonic())
-    return True
+def _ready(
+    run: Run, hand_over: HandOver | None, *, experts_ended: Mapping[str, Run] = NONE_ENDED
+) -> bool:
+    """Make `run` ready to advance (in the current transaction): handed over to this task
+    body, claimed (True: the caller writes it so), or enqueued."""
+    if hand_over is not None and hand_over.offer(run, experts_ended=experts_ended):
+        return True
+    run_enqueue(run_id=run.pk)
+    return False
 
 
 def _take(run: Run, *, worker: str) -> None:
@@ -111,12 +137,11 @@ def _take(run: Run, *, worker: str) -> None:
     run.worker = worker[:200]
 
 
-def run_hand_back(*, run_id: Any) -> None:
-    """A run this thread claimed for itself in advance and will not run after all: back to
-    the queue, unclaimed, so whoever its task is sent to takes it at once."""
-    handed = _handed_over().pop(str(run_id), None)
-    if handed is not None:
-        HANDED_BACK.run(id=run_id, lease_token=handed.token, queued_at=timezone.now())
+def run_hand_back(*, handed: Handed) -> None:
+    """A run handed over to this task body that it will not run after all: back to the queue,
+    unclaimed, so whoever its task is sent to takes it at once."""
+    HANDED_BACK.run(id=handed.run_id, lease_token=handed.token, queued_at=timezone.now())
+    run_enqueue(run_id=handed.run_id)
 
 
 class RunStopped(Exception):
@@ -182,16 +207,15 @@ def run_start_child(
     prompt: str,
     reason: str,
     max_steps: int,
-    worker: str,
+    hand_over: HandOver | None,
 ) -> Run:
     """A child run of `caller` for its delegate call `call_id`: the target's definition (as
     the engine's hooks pin it), at most `max_steps` calls, within the root's deadline; its
     first model call was taken from the turn's budget with its delegation
-    (`budget_take_delegation`). Enqueued: queued, or claimed already for `worker` (the worker
-    starting it: this thread's) when this thread runs it next (`_ready`)."""
+    (`budget_take_delegation`). Made ready: handed over claimed (`hand_over`), or queued."""
     child = _child(caller, target, call_id, prompt, reason, max_steps)
     child.reserved_call = 0
-    _ready(child, worker=worker)
+    _ready(child, hand_over)
     return _NEW_RUN.insert(child)
 
 
@@ -233,28 +257,13 @@ ROOT_UNREAD = tuple(
 )
 
 
-def _ledger_tokens(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """`runs` with the tokens of each one's turn (`ledger_tokens`), in the same statement: the
-    budget's checks read them on the root in memory (`with_turn_tokens`)."""
-    return runs.annotate(ledger_tokens=turn_tokens(Coalesce(OuterRef("root_id"), OuterRef("pk"))))
-
-
-def with_turn_tokens(run: Run | None) -> Run | None:
-    """`run`, read with `ledger_tokens`, with them as its turn's tokens on its root in memory
-    (`Run.turn_tokens`, which the calls made from here count on)."""
-    if run is not None:
-        run.root_or_self.turn_tokens = run.ledger_tokens
-    return run
-
-
 def with_what_steps_use(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """`runs` with the rows their steps use (`STEPS_USE` and the root) and the tokens of their
-    turn (`with_turn_tokens`), in the same statement."""
-    return _ledger_tokens(runs.select_related(*STEPS_USE, "root").defer(*ROOT_UNREAD))
+    """`runs` with the rows their steps use (`STEPS_USE` and the root), in the same statement."""
+    return runs.select_related(*STEPS_USE, "root").defer(*ROOT_UNREAD)
 
 
 # The claim reads the run with everything its steps use (about 130 columns): compiled once;
-# locked, or not (a run claimed in advance by this thread: `_ready`).
+# locked, or not (a run handed over claimed already: `HandOver`).
 _CLAIMABLE = PreparedLookup(
     lambda run_id: with_what_steps_use(
         Run.objects.select_for_update(of=("self",)).filter(pk=run_id)
@@ -270,50 +279,61 @@ def _lease() -> Any:
     return timezone.now() + timedelta(seconds=settings.RUN_LEASE_SECONDS)
 
 
-def run_claim(*, run_id: Any, worker: str = "") -> tuple[Run | None, float]:
-    """Take the run for this worker: (run, 0), or (None, seconds to retry in) / (None, 0) if done.
+@dataclass(frozen=True)
+class Claimed:
+    """A run this worker holds now, and how it came to: `taken_over` from a dead worker (which
+    may have sent events it never saved, and made the call reserved for its step), and the
+    experts whose end handed it over here, by call id (`experts_ended`: their results need no
+    read)."""
+
+    run: Run
+    taken_over: bool = False
+    experts_ended: Mapping[str, Run] = field(default_factory=lambda: NONE_ENDED)
+
+
+def run_claim(
+    *, run_id: Any, worker: str = "", handed: Handed | None = None
+) -> tuple[Claimed | None, float]:
+    """Take the run for this worker: (claimed, 0), or (None, seconds to retry in) / (None, 0)
+    if there is nothing to do.
 
     A duplicate delivery finds the run final or waiting (nothing to do) or leased by a live
     worker (retry once the lease could have expired). An expired lease means that worker died:
-    take over, with a new lease token so the old worker's writes are refused. A run this
-    thread claimed in advance (`_ready`) is taken as the commit that claimed it left it (or
-    read, not written, when it was not loaded whole) while that claim holds.
+    take over, with a new lease token so the old worker's writes are refused. A run `handed`
+    over to this task body is taken as the commit that claimed it left it (or read, not
+    written, when it was not loaded whole) while that claim holds.
     """
-    handed_over = _handed_over()
-    handed = handed_over.get(str(run_id))
-    # (A task body runs one run at a time: anything else handed over is stale, left by a
-    # transaction that rolled back after its run was handed over.)
-    handed_over.clear()
-    if handed is not None:
+    if handed is not None and str(handed.run_id) == str(run_id):
         if handed.run is not None and EndWatch(run_id, since=handed.since).ended():
             return None, 0.0  # stopped since it was handed over: whoever ended it closed it
-        run = handed.run or with_turn_tokens(_HANDED.row(run_id))
+        run = handed.run or _HANDED.row(run_id)
         ours = run is not None and run.status == RunStatus.RUNNING
         if ours and run.lease_token == handed.token and _still_held(run):
-            run.taken_over = False
-            return run, 0.0
+            return Claimed(run, experts_ended=handed.experts_ended), 0.0
     now = timezone.now()
     with transaction.atomic():
-        run = with_turn_tokens(_CLAIMABLE.row(run_id))
+        run = _CLAIMABLE.row(run_id)
         if run is None or run.status in FINAL_STATUSES or run.status in WAIT_STATUSES:
             return None, 0.0
         if run.status == RunStatus.RUNNING and run.lease_expires_at and run.lease_expires_at > now:
             return None, (run.lease_expires_at - now).total_seconds() + 1
         # A run left `running` by a worker whose lease expired is taken over: that worker may
-        # have sent events it never saved, so this delivery's event numbers skip ahead.
-        run.taken_over = run.status == RunStatus.RUNNING
-        if run.taken_over:
+        # have sent events it never saved (this delivery's event numbers skip ahead), and made
+        # the call reserved for its step (this delivery takes its own).
+        taken_over = run.status == RunStatus.RUNNING
+        if taken_over:
             logger.warning(
                 "run %s taken over from worker %r: its lease expired at %s",
                 run.pk,
                 run.worker,
                 run.lease_expires_at,
             )
+            run.reserved_call = None  # (saved with the run's next write)
         _take(run, worker=worker)
         # As save(update_fields=...) without its signals: nothing listens to a claim.
         if not CLAIM.save(run):  # as save(update_fields=...) says of a row gone meanwhile
             raise DatabaseError("Save with update_fields did not affect any rows.")
-    return run, 0.0
+    return Claimed(run, taken_over=taken_over), 0.0
 
 
 def _still_held(run: Run) -> bool:
@@ -344,9 +364,9 @@ def run_save_progress(*, run: Run) -> None:
 
 
 def with_waits(runs: QuerySet[Run], *, besides: Any = None) -> QuerySet[Run]:
-    """`runs` with what each still waits for, read in the same statement: `person` (an inbox
-    item pending) and `expert` (an expert working; `besides`: other than the expert of that
-    key, one ending in this transaction)."""
+    """`runs` with what each still waits for, read in the same statement (`waits_of` reads it
+    back): `person` (an inbox item pending) and `expert` (an expert working; `besides`: other
+    than the expert of that key, one ending in this transaction)."""
     person = InboxItem.objects.filter(run_id=OuterRef("pk"), status=ItemStatus.PENDING)
     expert = Run.objects.filter(parent_id=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
     if besides is not None:
@@ -354,8 +374,27 @@ def with_waits(runs: QuerySet[Run], *, besides: Any = None) -> QuerySet[Run]:
     return runs.annotate(person=Exists(person), expert=Exists(expert))
 
 
-# The turn's counters on its root (delegation.budget, and the checks the turn is rated from);
-# its tokens are its ledger's (`_ledger_tokens`).
+@dataclass(frozen=True)
+class Waits:
+    """What a run still waits for: a person (an inbox item pending), an expert working."""
+
+    person: bool
+    expert: bool
+
+    def status(self) -> str | None:
+        """`waiting_human`, `waiting`, or None when nothing is left to wait for."""
+        if self.person:
+            return RunStatus.WAITING_HUMAN
+        return RunStatus.WAITING if self.expert else None
+
+
+def waits_of(row: Run) -> Waits:
+    """What a run read `with_waits` waits for."""
+    return Waits(person=row.person, expert=row.expert)
+
+
+# The turn's counters on its root, refreshed in memory when a run goes on after its experts
+# ended (the checks its answer is rated from: delegation.humans.reviews).
 COUNTERS = ("tree_model_calls", "tree_delegations", "tree_checks")
 
 
@@ -364,9 +403,9 @@ def _waits_for(runs: QuerySet[Run]) -> QuerySet[Run]:
 
 
 def _waits_and_counters(runs: QuerySet[Run]) -> QuerySet[Run]:
-    """What each run waits for, with the turn's counters (its own, or its root's) and tokens."""
+    """What each run waits for, with the turn's counters (its own, or its root's)."""
     counters = (*COUNTERS, *(f"root__{name}" for name in COUNTERS))
-    return _ledger_tokens(with_waits(runs.select_related("root").only("pk", "root_id", *counters)))
+    return with_waits(runs.select_related("root").only("pk", "root_id", *counters))
 
 
 # What a run waits for, read at each of its steps that asked (and, locked, before it waits):
@@ -382,16 +421,11 @@ _WAITS_LOCKED = PreparedLookup(
 )
 
 
-def _wait_status(waits: Run | None) -> str | None:
-    if waits is not None and waits.person:
-        return RunStatus.WAITING_HUMAN
-    return RunStatus.WAITING if waits is not None and waits.expert else None
-
-
 def run_wait_status(*, run_id: Any) -> str | None:
     """What the run still waits for: `waiting_human` while an inbox item of it is pending,
-    `waiting` while an expert of it works, None when nothing (it can go on)."""
-    return _wait_status(_WAITS.row(run_id))
+    `waiting` while an expert of it works, None when nothing (it can go on, or is gone)."""
+    row = _WAITS.row(run_id)
+    return None if row is None else waits_of(row).status()
 
 
 def run_wait_or_continue(*, run: Run) -> bool:
@@ -400,16 +434,15 @@ def run_wait_or_continue(*, run: Run) -> bool:
     False if nothing is left to wait for (go on, nothing saved)."""
     with transaction.atomic(savepoint=False):  # (within a step that only asked experts)
         # The run's row lock, what it waits for and the turn's counters, in one statement.
-        waits = _WAITS_LOCKED.row(run.pk)
-        status = _wait_status(waits)
+        row = _WAITS_LOCKED.row(run.pk)
+        status = None if row is None else waits_of(row).status()
         if status is None:
             # Its experts may have ended meanwhile, after their checks and calls were counted
             # on the root: the run goes on with the counters as they are now.
-            if waits is not None:
-                counted = waits.root_or_self
+            if row is not None:
+                counted = row.root_or_self
                 for name in COUNTERS:
                     setattr(run.root_or_self, name, getattr(counted, name))
-                run.root_or_self.turn_tokens = waits.ledger_tokens
             return False
         run_wait(run=run, status=status)
     return True
@@ -424,17 +457,25 @@ def run_wait(*, run: Run, status: str = RunStatus.WAITING) -> None:
         raise RunStopped
 
 
-def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str = "") -> bool:
+def run_resume_if_ready(
+    *,
+    run_id: Any,
+    locked: Run | None = None,
+    waits: Waits | None = None,
+    hand_over: HandOver | None = None,
+    experts_ended: Mapping[str, Run] = NONE_ENDED,
+) -> bool:
     """Re-enqueue a waiting run once nothing is left to wait for (True), or move it between
     `waiting` and `waiting_human` as what it waits for changes. Call inside a transaction:
     the run's row lock makes the last of several concurrent ends resume it exactly once.
 
-    `locked`: the run, already read with that lock in this transaction by `with_waits`, in
-    the same statement as what it waits for. Nothing left to wait for, read then, is still
-    true (only the run itself adds to what it waits for, and at worst it is resumed, finds its
-    experts working and waits again); anything still waited for is read again after the
-    lock, which sees whatever was committed while the lock was awaited. `worker`: the worker
-    resuming it, which claims it at once when it runs it next (`_ready`).
+    `locked`: the run, already read with that lock in this transaction, and `waits`, what it
+    waited for as that statement read it (`with_waits`). Nothing left to wait for, read then,
+    is still true (only the run itself adds to what it waits for, and at worst it is resumed,
+    finds its experts working and waits again); anything still waited for is read again after
+    the lock, which sees whatever was committed while the lock was awaited. `hand_over`: the
+    task body that may run it next, claimed at once (`_ready`), with `experts_ended`, the
+    expert whose end resumes it.
     """
     run = (
         locked
@@ -446,7 +487,7 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str =
     # "Nothing left", read with the lock, holds; anything else is read now, after the lock (a
     # change committed while it was awaited, a sibling stopped or a person's answer, is only
     # seen by a statement after it).
-    nothing_left = locked is not None and _wait_status(locked) is None
+    nothing_left = waits is not None and waits.status() is None
     status = None if nothing_left else run_wait_status(run_id=run.pk)
     if status is not None:
         if status != run.status:
@@ -454,7 +495,7 @@ def run_resume_if_ready(*, run_id: Any, locked: Run | None = None, worker: str =
             WAITS_ON.save(run)
         return False
     run.queued_at, run.waiting_since = timezone.now(), None
-    if _ready(run, worker=worker):
+    if _ready(run, hand_over, experts_ended=experts_ended):
         RESUMED_CLAIMED.run(
             id=run.pk,
             **claimed(run),
@@ -473,30 +514,41 @@ def run_release(*, run: Run) -> None:
 
 
 def run_finish(
-    *,
-    run: Run,
-    status: str,
-    answer: str = "",
-    error: dict[str, str] | None = None,
-    fenced: bool = True,
+    *, run: Run, status: str, answer: str = "", error: dict[str, str] | None = None
 ) -> bool:
-    """End a run; False if it had already ended (or, when fenced, is no longer this worker's).
-    A run that answered under its own worker also saves the check of its answer and the turn's
-    confidence (`validation`, `confidence`, `needs_review`: only its worker sets them)."""
-    judged = fenced and status == RunStatus.SUCCEEDED
-    ending = dict(
+    """End a run by its own worker, fenced by its lease; False if it is no longer this
+    worker's (or had ended). A run that answered also saves the check of its answer and the
+    turn's confidence (`validation`, `confidence`, `needs_review`: only its worker sets them)."""
+    ending = _ending(run, status, answer, error)
+    if status == RunStatus.SUCCEEDED:
+        judged = dict(
+            validation=run.validation, confidence=run.confidence, needs_review=run.needs_review
+        )
+        updated = FINISH_JUDGED.run(**held(run), **working(run), **ending, **judged)
+    else:
+        updated = FINISH_HELD.run(**held(run), **working(run), **ending)
+    return _ended(run, ending, updated)
+
+
+def run_finish_elsewhere(*, run: Run, status: str, error: dict[str, str] | None = None) -> bool:
+    """End a run from outside its worker (a stop, the sweeper, a watchdog), whoever holds it;
+    False if it had already ended."""
+    ending = _ending(run, status, "", error)
+    return _ended(run, ending, FINISH_ANY.run(id=run.pk, **working(run), **ending))
+
+
+def _ending(run: Run, status: str, answer: str, error: dict[str, str] | None) -> dict[str, Any]:
+    return dict(
         status=status,
         answer=answer,
         citations=run.citations if status == RunStatus.SUCCEEDED else [],
         error=error,
         finished_at=timezone.now(),
     )
-    if judged:
-        ending |= dict(
-            validation=run.validation, confidence=run.confidence, needs_review=run.needs_review
-        )
-    named = held(run) if fenced else {"id": run.pk}
-    updated = FINISH[fenced, judged].run(**named, **working(run), **ending)
+
+
+def _ended(run: Run, ending: dict[str, Any], updated: int) -> bool:
+    """The ending as `run` in memory now holds it; whether the row took it."""
     for name, value in (ending | {"lease_expires_at": None}).items():
         setattr(run, name, value)
     return bool(updated)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from delegation.ending import run_end, run_failure
+from delegation.ending import run_end_elsewhere, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.decisions import items_expire
 from delegation.humans.models import ActivityKind
@@ -50,10 +50,9 @@ def runs_sweep() -> dict[str, int]:
     now = timezone.now()
     timed_out = waits["timed_out"]
     for run in Run.objects.filter(deadline__lt=now).exclude(status__in=FINAL_STATUSES)[:BATCH]:
-        ended = run_end(
+        ended = run_end_elsewhere(
             run=run,
             status=RunStatus.TIMED_OUT,
-            fenced=False,
             error=run_failure("run_timeout", "The run went past its deadline."),
         )
         if ended:

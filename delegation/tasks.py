@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from config.enqueue import Kept, enqueue, keeping_next
+from config.enqueue import enqueue
 from delegation.runner import run_advance, run_has_time
-from delegation.services import run_hand_back
+from delegation.services import HandOver, run_hand_back
 from delegation.sweeper import runs_recover_orphans, runs_sweep
 
 
@@ -21,30 +20,38 @@ def advance_run(self, run_id: str) -> str:  # noqa: ANN001  (Celery's bound task
     resumed) while time allows, without a queue round trip; a delivery that finds a run leased
     by a live worker retries later."""
     started = time.monotonic()
+    worker = self.request.hostname or ""
+    handed = None
     while True:
-        keeping = keeping_next(self.name) if settings.RUN_HAND_OVER else nullcontext(Kept(""))
-        with keeping as kept:
-            outcome = run_advance(
-                run_id=run_id, worker=self.request.hostname or "", task_started=started
-            )
+        hand_over = _hand_over(worker)
+        outcome = run_advance(
+            run_id=run_id,
+            worker=worker,
+            task_started=started,
+            handed=handed,
+            hand_over=hand_over,
+        )
+        handed = hand_over.next if hand_over is not None else None
         if outcome.retry_in and not self.request.called_directly:
-            _send_back(kept)  # (a run this delivery could not claim made nothing ready)
+            if handed is not None:  # (a run this delivery could not claim made nothing ready)
+                run_hand_back(handed=handed)
             raise self.retry(args=[run_id], countdown=outcome.retry_in)
         if outcome.continue_later:
             enqueue(advance_run, run_id)
-        if kept.args is None:
+        if handed is None:
             return outcome.status
         if not run_has_time(started):
-            _send_back(kept)
+            run_hand_back(handed=handed)
             return outcome.status
-        (run_id,) = kept.args
+        run_id = str(handed.run_id)
 
 
-def _send_back(kept: Kept) -> None:
-    """The run this task body kept, sent to the queue after all: no longer claimed by it."""
-    if kept.args is not None:
-        run_hand_back(run_id=kept.args[0])
-    kept.send()
+def _hand_over(worker: str) -> HandOver | None:
+    """Where a delivery hands on the first run it makes ready, for this task body to run next:
+    none when the hand-over is switched off, or tasks run where they are enqueued (tests)."""
+    if not settings.RUN_HAND_OVER or settings.TASKS_RUN_SYNC:
+        return None
+    return HandOver(worker=worker)
 
 
 @shared_task(name="delegation.sweep_runs", ignore_result=True)

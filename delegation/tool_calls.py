@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -24,7 +25,7 @@ from delegation.delegate_tool import DELEGATE
 from delegation.emitter import RunEmitter
 from delegation.humans.waits import arguments_problem, human_call, needs_person
 from delegation.models import Run, RunStatus
-from delegation.services import run_save_progress, run_wait, run_wait_or_continue
+from delegation.services import HandOver, run_save_progress, run_wait, run_wait_or_continue
 from delegation.transcript import arguments_shown
 from delegation.tree import delegation_begin, delegation_result
 
@@ -34,47 +35,41 @@ def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
     return uuid.uuid5(run.id, f"{kind}:{step}:{index}")
 
 
-def tool_calls_start(
-    run: Run,
-    emitter: RunEmitter,
-    pending: list[tuple[int, dict[str, Any]]],
-    tools: dict[str, Tool],
-) -> bool:
+@dataclass(frozen=True)
+class Calls:
+    """A step's calls still without a result, and where they run: the run, its emitter, the
+    tools it may use, and the task body that may run an expert they start next itself."""
+
+    run: Run
+    emitter: RunEmitter
+    pending: list[tuple[int, dict[str, Any]]]
+    tools: dict[str, Tool]
+    hand_over: HandOver | None
+
+
+def tool_calls_start(calls: Calls) -> bool:
     """Execute the calls of the model's answer just saved (none has an expert yet: a model
     that repeats an earlier call's id gets a new one), saving after each so a crash never
     runs one twice; True when the run now waits for experts or a person."""
-    return _execute(run, emitter, pending, tools, ended=None)
+    return _execute(calls, ended=None)
 
 
-def tool_calls_resume(
-    run: Run,
-    emitter: RunEmitter,
-    pending: list[tuple[int, dict[str, Any]]],
-    tools: dict[str, Tool],
-) -> bool:
+def tool_calls_resume(calls: Calls, *, experts_ended: Mapping[str, Run]) -> bool:
     """Finish the calls of a step still without a result (after its experts ended, a person
-    answered, or a crash): an expert's result is collected (read again, the same, after a
-    crash: saved with the run's next write), others executed as `tool_calls_start` does;
-    True when the run waits again."""
-    # Experts whose end handed this run over here, for these calls only (an id can come back
-    # in a later step, for another expert).
-    ended, run.experts_ended = run.experts_ended, Run.experts_ended
-    return _execute(run, emitter, pending, tools, ended=ended)
+    answered, or a crash): an expert's result is collected, as its end handed the run over
+    (`experts_ended`, by call id) or read (again, the same, after a crash: saved with the
+    run's next write); others are executed as `tool_calls_start` does. True when the run
+    waits again."""
+    return _execute(calls, ended=experts_ended)
 
 
-def _execute(
-    run: Run,
-    emitter: RunEmitter,
-    pending: list[tuple[int, dict[str, Any]]],
-    tools: dict[str, Tool],
-    *,
-    ended: Mapping[str, Run] | None,
-) -> bool:
+def _execute(calls: Calls, *, ended: Mapping[str, Run] | None) -> bool:
     """Each pending call in turn (`ended`: None for fresh calls, which have no expert yet;
     else the experts known ended, the others read)."""
+    run, emitter = calls.run, calls.emitter
     step = run.steps - 1
     waiting = False
-    for index, call in pending:
+    for index, call in calls.pending:
         message_id = message_id_for(run, "tool", step, index)
         name = call["function"]["name"]
         if ended is not None and name == DELEGATE:
@@ -86,7 +81,7 @@ def _execute(
                 else:
                     waiting = True
                 continue
-        content = _call(run, emitter, call, message_id, tools)
+        content = _call(calls, call, message_id)
         if content is None:
             waiting = True
             continue
@@ -96,18 +91,18 @@ def _execute(
     return waiting and run_wait_or_continue(run=run)
 
 
-def _call(
-    run: Run,
-    emitter: RunEmitter,
-    call: dict[str, Any],
-    message_id: uuid.UUID,
-    tools: dict[str, Tool],
-) -> str | None:
+def _call(calls: Calls, call: dict[str, Any], message_id: uuid.UUID) -> str | None:
     """Execute one call: its result content, or None when it waits (an expert started, or a
     person must answer or approve)."""
-    name = call["function"]["name"]
+    run, emitter, tools, name = calls.run, calls.emitter, calls.tools, call["function"]["name"]
     if name == DELEGATE:
-        return delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
+        return delegation_begin(
+            caller=run,
+            emitter=emitter,
+            call=call,
+            message_id=message_id,
+            hand_over=calls.hand_over,
+        )
     if needs_person(run, name, tools) and not arguments_problem(
         tools[name], call["function"]["arguments"]
     ):
@@ -115,18 +110,23 @@ def _call(
     return _tool(run, emitter, call, message_id, tools)
 
 
-def delegations_start(
-    run: Run, emitter: RunEmitter, pending: list[tuple[int, dict[str, Any]]]
-) -> bool:
+def delegations_start(calls: Calls) -> bool:
     """Within the commit of a step that only asks experts: ask each (a refusal is the call's
     result at once), then save the run: waiting when an expert started (none of them can
     have ended: they start in this uncommitted transaction, so nothing is read), else its
     progress. True when it waits."""
+    run, emitter = calls.run, calls.emitter
     step = run.steps - 1
     started = False
-    for index, call in pending:
+    for index, call in calls.pending:
         message_id = message_id_for(run, "tool", step, index)
-        content = delegation_begin(caller=run, emitter=emitter, call=call, message_id=message_id)
+        content = delegation_begin(
+            caller=run,
+            emitter=emitter,
+            call=call,
+            message_id=message_id,
+            hand_over=calls.hand_over,
+        )
         if content is None:
             started = True
         else:
@@ -155,8 +155,8 @@ _NEWEST_CHILD = PreparedLookup(
 
 def _newest_child(run: Run, call_id: str, ended: Mapping[str, Run]) -> Run | None:
     """The newest child of the run's delegate call `call_id`: the expert whose end handed the
-    run over to this thread (`ended`, from `Run.experts_ended`: the newest of its call, as a
-    superseded answer resumes no one), or read."""
+    run over to this task body (`ended`: the newest of its call, as a superseded answer
+    resumes no one), or read."""
     child = ended.get(call_id)
     return child if child is not None else _NEWEST_CHILD.row(run.pk, call_id)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from django.db import transaction
@@ -26,9 +28,11 @@ from delegation.humans.models import ActivityKind
 from delegation.humans.validation import is_low
 from delegation.models import Run, RunStatus
 from delegation.services import (
+    HandOver,
+    Waits,
     run_resume_if_ready,
     run_start_child,
-    with_turn_tokens,
+    waits_of,
     with_waits,
     with_what_steps_use,
 )
@@ -59,9 +63,11 @@ def delegation_begin(
     emitter: RunEmitter,
     call: dict[str, Any],
     message_id: uuid.UUID,
+    hand_over: HandOver | None,
 ) -> str | None:
-    """Start the child for one delegate call; None when it runs (the caller waits), else the
-    refusal as the tool result content for the caller's model."""
+    """Start the child for one delegate call (handed over to `hand_over`'s task body when it
+    may run it next); None when it runs (the caller waits), else the refusal as the tool
+    result content for the caller's model."""
     raw = call["function"]["arguments"]
     try:
         arguments = delegate_arguments(raw)
@@ -84,7 +90,7 @@ def delegation_begin(
             prompt=prompt,
             reason=reason,
             max_steps=calls_left,
-            worker=caller.worker,  # the caller runs here: its claim named this worker
+            hand_over=hand_over,
         )
         info = {
             "run_id": str(child.id),
@@ -277,39 +283,61 @@ _CALLER_OF_HELD = PreparedLookup(
 )
 
 
-def delegation_caller(*, child: Run, held: bool = False) -> Run | None:
+@dataclass(frozen=True)
+class Caller:
+    """The run an expert reports its end to, read locked with what it still waits for besides
+    that expert, and its message of the delegation (`message_id` and `tool`: None when the
+    message is gone)."""
+
+    run: Run
+    waits: Waits
+    message_id: uuid.UUID | None
+    tool: dict[str, Any] | None
+
+
+def delegation_caller(*, child: Run) -> Caller | None:
     """The caller `child` reports its end to, locked, as `delegation_complete` reads it (None
-    when it is gone): read first by an expert whose answering step reports in its own commit,
-    so that its caller's row is locked before its own, as a stop locks them. `held`: None
-    also when the expert is no longer its worker's (ended by a stop or the sweeper), so that
-    its doomed commit locks nothing: its caller may be running a step of its own by then,
-    which locks the spend counters before its own row."""
-    if held:
-        found = _CALLER_OF_HELD.row(child.parent_id, str(child.id), child.id, child.lease_token)
-    else:
-        found = _CALLER.row(child.parent_id, str(child.id), child.id)
-    return with_turn_tokens(found)
+    when it is gone)."""
+    return _caller(_CALLER.row(child.parent_id, str(child.id), child.id))
+
+
+def delegation_caller_held(*, child: Run) -> Caller | None:
+    """`delegation_caller`, read first by an expert whose answering step reports in its own
+    commit, so that its caller's row is locked before its own, as a stop locks them; None also
+    when the expert is no longer its worker's (ended by a stop or the sweeper), so that its
+    doomed commit locks nothing: its caller may be running a step of its own by then, which
+    locks the spend counters before its own row."""
+    row = _CALLER_OF_HELD.row(child.parent_id, str(child.id), child.id, child.lease_token)
+    return _caller(row)
+
+
+def _caller(row: Run | None) -> Caller | None:
+    if row is None:
+        return None
+    return Caller(row, waits_of(row), row.delegation_message_id, row.delegation_tool)
 
 
 def _report_message(
-    caller: Run, tag: dict[str, Any], result: dict[str, Any], status: str
-) -> uuid.UUID:
+    caller: Caller, tag: dict[str, Any], result: dict[str, Any], status: str
+) -> uuid.UUID | None:
     """Write the caller's message of the delegation with the expert's result: by id, whole,
     with what an ask wrote (`_save_message`, or a reattempt's `delegation_reattempt`), so the
-    upsert changes only its tool, status and time. Its id."""
-    tool = caller.delegation_tool
+    upsert changes only its tool, status and time. Its id (None: the message is gone)."""
+    if caller.message_id is None or caller.tool is None:
+        return None
+    tool = caller.tool
     # A stopped caller's call stays "cancelled": the page marks the turn stopped by it.
-    stopped = caller.status == RunStatus.CANCELLED
+    stopped = caller.run.status == RunStatus.CANCELLED
     message_upsert(
-        message_id=caller.delegation_message_id,
-        session_id=caller.session_id,
+        message_id=caller.message_id,
+        session_id=caller.run.session_id,
         role=MessageRole.TOOL,
-        run_id=caller.id,
+        run_id=caller.run.id,
         agent=tag,
         status=MessageStatus.CANCELLED if stopped else MessageStatus.COMPLETED,
         tool={**tool, **result, "delegation": {**tool.get("delegation", {}), "status": status}},
     )
-    return caller.delegation_message_id
+    return caller.message_id
 
 
 _UNREAD: Any = object()
@@ -318,25 +346,27 @@ _UNREAD: Any = object()
 def delegation_complete(
     *,
     child: Run,
-    caller: Run | None = _UNREAD,
+    caller: Caller | None = _UNREAD,
+    hand_over: HandOver | None = None,
 ) -> None:
-    """Report a child's end to its caller; the last child to end re-enqueues the caller. An
-    answer replaced by a fallback attempt is reported `invalid`, and the caller keeps waiting
-    for the new attempt. In the child's own commit when it gives `caller`, read locked by
-    `delegation_caller` in that transaction."""
+    """Report a child's end to its caller; the last child to end resumes the caller (handed
+    over to `hand_over`'s task body when it may run it next). An answer replaced by a fallback
+    attempt is reported `invalid`, and the caller keeps waiting for the new attempt. In the
+    child's own commit when it gives `caller`, read locked by `delegation_caller_held` in that
+    transaction."""
     with transaction.atomic(savepoint=False):  # (in the child's answering commit, or its own)
-        parent = delegation_caller(child=child) if caller is _UNREAD else caller
-        if parent is None:
+        found = delegation_caller(child=child) if caller is _UNREAD else caller
+        if found is None:
             return
+        parent = found.run
         superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")
         if superseded:
             result, status = _superseded_result(child), "invalid"
         else:
             result, status = json.loads(delegation_result(child=child)), child.status
         summary = child.answer[:300] if result["ok"] else result["error"]["message"]
-        message_id, tag = None, agent_tag(parent)
-        if parent.delegation_message_id is not None:
-            message_id = _report_message(parent, tag, result, status)
+        tag = agent_tag(parent)
+        message_id = _report_message(found, tag, result, status)
         emit(
             envelope(
                 "delegation.completed",
@@ -362,12 +392,18 @@ def delegation_complete(
             f"{parent.agent_config['display_name']}: {status}: {summary[:300]}",
             data={"status": status, "caller_run_id": str(parent.id)},
         )
-        if not superseded:  # its caller, handed over, takes its result from here
-            parent.experts_ended = {child.parent_tool_call_id: child}
-        run_resume_if_ready(run_id=parent.pk, locked=parent, worker=child.worker)
+        # A caller handed over takes this result from here (a superseded answer gives none).
+        ended = {} if superseded else {child.parent_tool_call_id: child}
+        run_resume_if_ready(
+            run_id=parent.pk,
+            locked=parent,
+            waits=found.waits,
+            hand_over=hand_over,
+            experts_ended=MappingProxyType(ended),
+        )
 
 
-def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
+def delegation_reattempt(*, child: Run, plan: Plan, hand_over: HandOver | None) -> Run | None:
     """Start the fallback's new attempt for the delegate call `child` answered (the same
     expert again, or the next-best one), as a new delegation message of the caller; None when
     the caller ended or the turn's budget has no delegation left. Called by the child before
@@ -402,7 +438,7 @@ def delegation_reattempt(*, child: Run, plan: Plan) -> Run | None:
             reason=f"Fallback ({words}): {child.agent_config['display_name']}'s answer was "
             f"judged invalid: {issue}",
             max_steps=calls_left,
-            worker=child.worker,  # the expert ending runs here (the caller waits elsewhere)
+            hand_over=hand_over,  # (the expert ending runs here; the caller waits elsewhere)
         )
         message_id = uuid.uuid5(caller.id, f"tool:{call_id}:attempt:{attempt}")
         info = {

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from chat.models import ChatSession
 from config.celery_app import app
-from config.enqueue import enqueue, keeping_next, task_by_name, wait_for_in_process_tasks
+from config.enqueue import enqueue, task_by_name, wait_for_in_process_tasks
 from delegation.models import Run, RunStatus
 from delegation.services import run_create
 from tests.factories import make_agent
@@ -72,52 +72,6 @@ def test_a_task_enqueued_by_name_runs_after_commit(settings, sync):
 def other_probe(value: str) -> None:
     """Records that it ran, under another task name."""
     RAN.append(f"other:{value}")
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_first_committed_work_of_the_kept_task_is_kept_and_the_rest_is_sent(settings):
-    settings.TASKS_RUN_SYNC = False
-    RAN.clear()
-    with keeping_next("tests.enqueue_probe") as kept:
-        with transaction.atomic():
-            enqueue("tests.enqueue_other_probe", "x")  # another task: sent
-            enqueue("tests.enqueue_probe", "first")  # kept
-            enqueue("tests.enqueue_probe", "second")  # the slot is taken: sent
-            assert kept.args is None  # nothing is kept before the commit
-        wait_for_in_process_tasks()
-    assert kept.args == ("first",)
-    assert sorted(RAN) == ["other:x", "second"]
-    kept.send()  # the keeper gives it back: it runs after all, once
-    wait_for_in_process_tasks()
-    assert kept.args is None and sorted(RAN) == ["first", "other:x", "second"]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_work_rolled_back_is_neither_kept_nor_sent(settings):
-    settings.TASKS_RUN_SYNC = False
-    RAN.clear()
-    with (
-        keeping_next("tests.enqueue_probe") as kept,
-        pytest.raises(RuntimeError),
-        transaction.atomic(),
-    ):
-        enqueue("tests.enqueue_probe", "lost")
-        raise RuntimeError
-    wait_for_in_process_tasks()
-    assert kept.args is None and RAN == []
-
-
-@pytest.mark.django_db(transaction=True)
-def test_synchronous_mode_keeps_nothing_and_the_slot_ends_with_its_block(settings):
-    settings.TASKS_RUN_SYNC = True
-    RAN.clear()
-    with keeping_next("tests.enqueue_probe") as kept:
-        enqueue("tests.enqueue_probe", "now")
-    assert kept.args is None and RAN == ["now"]
-    settings.TASKS_RUN_SYNC = False
-    enqueue("tests.enqueue_probe", "after")  # outside any block: sent
-    wait_for_in_process_tasks()
-    assert RAN == ["now", "after"] and kept.args is None
 
 
 @pytest.fixture

@@ -214,7 +214,7 @@ def test_a_claim_waits_for_the_row_lock_another_worker_holds():
 
     def claim() -> None:
         try:
-            claimed.append(run_claim(run_id=run.id)[0])
+            claimed.append(run_claim(run_id=run.id)[0].run)
         finally:
             connection.close()  # this thread's own connection
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from delegation.emitter import RunEmitter
 from delegation.ended import run_mark_ended
-from delegation.ending import run_end, run_failure
+from delegation.ending import run_end_elsewhere, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind
 from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
@@ -128,10 +128,9 @@ def _time_out(run: Run, now: Any) -> int:
     """Time out a waiter past its deadline (its end releases what waits below it)."""
     waited = int((now - (run.waiting_since or run.created_at)).total_seconds())
     what = "a person" if run.status == RunStatus.WAITING_HUMAN else "experts"
-    ended = run_end(
+    ended = run_end_elsewhere(
         run=run,
         status=RunStatus.TIMED_OUT,
-        fenced=False,
         error=run_failure("run_timeout", f"Waited {waited} s, past the run's deadline."),
     )
     if ended:

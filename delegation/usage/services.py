@@ -108,8 +108,7 @@ def usage_charge(
 ) -> Charge:
     """Record a finished model call: one ledger row with its tokens and cost (at the price
     held before the call), added to its budgets' counters; the run's usage becomes the sum of
-    its ledger rows, and its turn's tokens in memory count it (`Run.turn_tokens`, when its
-    root is loaded). A server that reported no usage is charged tokens estimated from text."""
+    its ledger rows. A server that reported no usage is charged tokens estimated from text."""
     reported = usage.prompt_tokens > 0 or usage.completion_tokens > 0
     prompt = usage.prompt_tokens if reported else hold.prompt_estimate
     completion = (
@@ -148,12 +147,9 @@ def usage_charge(
             )
         )
         spend_settle(hold=hold.hold, cost=cost, currency=hold.currency)
-    if run.root_id is None or Run.root.is_cached(run):  # (the turn's tokens, on its root)
-        run.root_or_self.turn_tokens += prompt + completion
-    if run.taken_over:  # a dead worker may have charged calls it never saved: sum the ledger
-        run.usage = run_usage_from_ledger(run_id=run.id)
-    else:  # the saved usage is the ledger's sum so far (one worker at a time): add this row
-        run.usage = _usage_plus(run.usage, prompt, cached, completion, cost)
+    # The run's usage is its ledger's sum so far (one worker at a time; one that takes a run
+    # over sums the ledger first, delegation.runner): add this row.
+    run.usage = _usage_plus(run.usage, prompt, cached, completion, cost)
     return Charge(prompt, cached, completion, cost, hold.currency)
 
 

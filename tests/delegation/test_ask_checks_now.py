@@ -40,7 +40,10 @@ def ask(run: Run, target: str = "finance") -> str | None:
         "type": "function",
         "function": {"name": "delegate", "arguments": json.dumps({"target": target, "task": "q"})},
     }
-    return delegation_begin(caller=run, emitter=RunEmitter(run), call=call, message_id=uuid.uuid4())
+    emitter = RunEmitter(run)
+    return delegation_begin(
+        caller=run, emitter=emitter, call=call, message_id=uuid.uuid4(), hand_over=None
+    )
 
 
 def refusal_code(result: str | None) -> str:

@@ -12,9 +12,9 @@ import pytest
 
 from agents import registry
 from agents.registry import Tool, ToolContext
-from config.enqueue import keeping_next, wait_for_in_process_tasks
+from config import enqueue
+from config.enqueue import wait_for_in_process_tasks
 from delegation.models import Run, RunStatus
-from delegation.services import ADVANCE_RUN as ADVANCE
 from delegation.tasks import advance_run
 from delegation.turns import turn_start
 from tests.delegation.conftest import make_team
@@ -56,10 +56,12 @@ def threads() -> Iterator[dict[uuid.UUID, list[str]]]:
 def a_turn_on_this_thread(user) -> Run:
     """Start a lead → expert turn and run its task body here, as a worker would; the root run,
     after the pool has run whatever was sent to it."""
-    with keeping_next(ADVANCE) as kept:  # the turn's first task: not sent, run below
+    first = []
+    with pytest.MonkeyPatch.context() as patch:  # the turn's first task: not sent, run below
+        patch.setattr(enqueue, "_publish", lambda task, args: first.append(args))
         sent = turn_start(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text="go")
-    assert kept.args == (str(sent.run.id),)
-    advance_run.run(*kept.args)
+    assert first == [(str(sent.run.id),)]
+    advance_run.run(*first[0])
     wait_for_in_process_tasks()
     sent.run.refresh_from_db()
     assert sent.run.status == RunStatus.SUCCEEDED, sent.run.error

@@ -326,19 +326,19 @@ def test_a_caller_read_before_its_expert_s_end_does_not_wait_for_that_expert(tea
     Run.objects.filter(pk=root.pk).update(status=RunStatus.WAITING)
     with transaction.atomic():
         caller = tree.delegation_caller(child=experts[0])
-        assert caller.expert  # b still works
+        assert caller.waits.expert  # b still works
     Run.objects.filter(pk=experts[1].pk).update(status=RunStatus.SUCCEEDED)
     with transaction.atomic():
         caller = tree.delegation_caller(child=experts[0])
-        assert not caller.expert  # only a, which is ending, is left
+        assert not caller.waits.expert  # only a, which is ending, is left
     Run.objects.filter(pk=experts[0].pk).update(lease_token=uuid.uuid4())
     experts[0].refresh_from_db()
     with transaction.atomic():  # still its worker's: found, and locked
-        assert tree.delegation_caller(child=experts[0], held=True).pk == root.pk
+        assert tree.delegation_caller_held(child=experts[0]).run.pk == root.pk
     Run.objects.filter(pk=experts[0].pk).update(lease_token=uuid.uuid4())  # the sweeper's now
     with transaction.atomic():  # its doomed end reads (and locks) nothing
-        assert tree.delegation_caller(child=experts[0], held=True) is None
-        assert tree.delegation_caller(child=experts[0]).pk == root.pk  # (a report's own read)
+        assert tree.delegation_caller_held(child=experts[0]) is None
+        assert tree.delegation_caller(child=experts[0]).run.pk == root.pk  # (a report's own read)
 
 
 @pytest.mark.parametrize("depth", [1, 2])

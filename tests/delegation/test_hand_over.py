@@ -1,6 +1,6 @@
 """A run the worker runs next is claimed by the commit that made it ready (a new expert, or a
 caller its expert's end resumed): its own claim reads it and writes nothing. One it will not run
-after all goes back to the queue unclaimed (delegation.services._ready)."""
+after all goes back to the queue unclaimed (delegation.services.HandOver)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from delegation import services, tasks
+from delegation import services, tasks, tool_calls
 from delegation.emitter import RunEmitter
 from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
 from delegation.services import run_claim, run_resume_if_ready
+from delegation.step import Delivery, StepKind, run_step
 from delegation.tasks import advance_run
-from delegation.tool_calls import _NEWEST_CHILD, _child_result, tool_calls_resume
+from delegation.tool_calls import _NEWEST_CHILD, _child_result
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 from tests.fake_openai import delegate, text
@@ -95,33 +96,33 @@ def test_a_run_claimed_in_advance_and_not_run_goes_back_to_the_queue_unclaimed(
     assert advance_run.run(str(expert.id)) == RunStatus.SUCCEEDED
 
 
-def handed(run: Run, *, lease_left: float) -> uuid.UUID:
-    """`run` as this thread claims it in advance, its lease ending in `lease_left` seconds."""
+def handed(run: Run, *, lease_left: float) -> services.Handed:
+    """`run` as a commit claimed it in advance for this task body, its lease ending in
+    `lease_left` seconds (its claim reads it)."""
     token = uuid.uuid4()
     Run.objects.filter(pk=run.pk).update(
         status=RunStatus.RUNNING,
         lease_token=token,
         lease_expires_at=timezone.now() + timedelta(seconds=lease_left),
     )
-    services._handed_over()[str(run.pk)] = services.Handed(token)  # read by its claim
-    return token
+    return services.Handed(run.pk, token)
 
 
 def test_a_run_kept_a_while_is_renewed_before_it_runs(lead):
-    token = handed(lead, lease_left=2)  # kept behind a slow tool: its lease nearly over
-    run, retry_in = run_claim(run_id=lead.id)
-    assert run is not None and retry_in == 0 and run.lease_token == token
+    kept = handed(lead, lease_left=2)  # kept behind a slow tool: its lease nearly over
+    claimed, retry_in = run_claim(run_id=lead.id, handed=kept)
+    assert claimed is not None and retry_in == 0 and claimed.run.lease_token == kept.token
     lead.refresh_from_db()
     assert lead.lease_expires_at > timezone.now() + timedelta(seconds=20)
 
 
 def test_a_run_kept_so_long_that_another_worker_took_it_over_is_not_run(lead):
-    handed(lead, lease_left=-1)
+    kept = handed(lead, lease_left=-1)
     Run.objects.filter(pk=lead.pk).update(  # the sweeper re-sent it; another worker took it
         lease_token=uuid.uuid4(), lease_expires_at=timezone.now() + timedelta(seconds=30)
     )
-    run, retry_in = run_claim(run_id=lead.id)
-    assert run is None and retry_in > 0  # busy: that worker runs it
+    claimed, retry_in = run_claim(run_id=lead.id, handed=kept)
+    assert claimed is None and retry_in > 0  # busy: that worker runs it
 
 
 def test_a_caller_read_as_still_waiting_before_its_lock_is_read_again_after_it(lead, sent):
@@ -131,8 +132,8 @@ def test_a_caller_read_as_still_waiting_before_its_lock_is_read_again_after_it(l
     Run.objects.filter(pk=lead.pk).update(status=RunStatus.WAITING)
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=lead.pk)
-        locked.person, locked.expert = False, True  # read before the last expert's end
-        assert run_resume_if_ready(run_id=lead.pk, locked=locked)
+        waits = services.Waits(person=False, expert=True)  # read before the last expert's end
+        assert run_resume_if_ready(run_id=lead.pk, locked=locked, waits=waits)
     lead.refresh_from_db()
     assert lead.status == RunStatus.QUEUED and sent == [(str(lead.id),)]
 
@@ -145,16 +146,63 @@ def test_a_run_handed_over_whole_and_stopped_before_its_claim_is_not_run(lead, s
         lease_expires_at=timezone.now() + timedelta(seconds=30),
     )
     whole = Run.objects.select_related("user", "session", "agent").get(pk=lead.pk)
-    services._handed_over()[str(lead.pk)] = services.Handed(token, whole, time.monotonic())
+    kept = services.Handed(lead.pk, token, whole, time.monotonic())
     run_stop(run=lead)  # the user stops the turn after it was handed over, before its claim
-    assert run_claim(run_id=lead.id) == (None, 0.0)  # not run: its model is not called
+    assert run_claim(run_id=lead.id, handed=kept) == (None, 0.0)  # not run: its model is not called
 
 
-def test_an_expert_s_result_carried_with_a_hand_over_serves_only_the_next_collection(lead, sent):
+def test_an_expert_s_result_carried_with_a_hand_over_serves_only_the_next_collection(
+    lead, sent, monkeypatch
+):
     """A call id can come back in a later step, for another expert: what the hand-over
     carried is dropped once the run has collected its results."""
     assert advance_run.run(str(lead.id)) == RunStatus.SUCCEEDED
     caller = Run.objects.select_related("user", "session", "agent").get(pk=lead.pk)
-    caller.experts_ended = {"call_0": Run.objects.get(parent=lead)}
-    assert tool_calls_resume(caller, RunEmitter(caller), [], {}) is False
-    assert dict(caller.experts_ended) == {}
+    expert = Run.objects.get(parent=lead)
+    caller.transcript = caller.transcript[:2]  # its delegate call, still without a result
+    call_id = caller.transcript[-1]["tool_calls"][0]["id"]
+    reads = []
+    monkeypatch.setattr(tool_calls, "_NEWEST_CHILD", type("R", (), {"row": reads.append})())
+    delivery = Delivery(caller, RunEmitter(caller), None, None, {call_id: expert})
+    assert run_step(delivery).kind is StepKind.CONTINUE
+    assert reads == [] and caller.transcript[-1]["tool_call_id"] == call_id  # from memory
+    assert dict(delivery.experts_ended) == {}  # ...and only for this collection
+
+
+def test_the_first_run_made_ready_is_handed_on_and_the_rest_are_sent(lead, user, sent):
+    other = start_run(user, lead.agent, "another turn")
+    hand_over = services.HandOver(worker="w1")
+    with transaction.atomic():
+        assert services._ready(lead, hand_over) is True  # claimed for this task body
+        assert services._ready(other, hand_over) is False  # the hand-over is taken: queued
+        assert hand_over.next is None  # nothing is handed on before the commit
+    assert hand_over.next is not None and hand_over.next.run_id == lead.pk
+    assert (lead.status, lead.worker) == (RunStatus.RUNNING, "w1")
+    assert hand_over.next.token == lead.lease_token
+    assert sent == [(str(other.id),)]
+
+
+def test_a_run_made_ready_in_a_rollback_is_neither_handed_on_nor_sent(lead, sent):
+    hand_over = services.HandOver(worker="w1")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        assert services._ready(lead, hand_over) is True
+        raise RuntimeError
+    assert hand_over.next is None and sent == []
+
+
+def test_no_hand_over_when_switched_off_or_tasks_run_where_they_are_sent(settings):
+    settings.TASKS_RUN_SYNC, settings.RUN_HAND_OVER = False, True
+    assert isinstance(tasks._hand_over("w1"), services.HandOver)
+    settings.RUN_HAND_OVER = False  # for debugging an incident: every run goes to the queue
+    assert tasks._hand_over("w1") is None
+    settings.TASKS_RUN_SYNC, settings.RUN_HAND_OVER = True, True
+    assert tasks._hand_over("w1") is None
+
+
+def test_with_the_hand_over_off_the_expert_and_its_caller_go_to_the_queue(lead, sent, settings):
+    settings.RUN_HAND_OVER = False
+    assert advance_run.run(str(lead.id)) == RunStatus.WAITING
+    expert = Run.objects.get(parent=lead)
+    assert sent == [(str(expert.id),)] and expert.status == RunStatus.QUEUED
+    assert advance_run.run(str(expert.id)) == RunStatus.SUCCEEDED
+    assert sent[1:] == [(str(lead.id),)]

@@ -26,7 +26,7 @@ def short_lease(settings):
 def claimed_run(user, agent) -> Run:
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
     run = run_create(agent=agent, user=user, session=session, task="q", transcript=[])
-    return run_claim(run_id=run.id)[0]
+    return run_claim(run_id=run.id)[0].run
 
 
 def expiry(run: Run):

@@ -16,7 +16,7 @@ from agents.demo import seed_demo_agents
 from chat.consumers import page_language
 from chat.models import ChatMessage
 from config.text import reply_language
-from delegation.ending import failure_message_id, run_end, run_failure
+from delegation.ending import failure_message_id, run_end_elsewhere, run_failure
 from delegation.models import Run, RunStatus
 from delegation.turns import turn_start
 
@@ -102,7 +102,9 @@ def test_a_failure_note_is_in_the_runs_language(user, entry_agent, language, exp
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, language=language)
     run.refresh_from_db()
     # Ended outside any run (a stop, the sweeper): the note is still in the run's language.
-    assert run_end(run=run, status=RunStatus.FAILED, error=run_failure("model_timeout", "t/o"))
+    assert run_end_elsewhere(
+        run=run, status=RunStatus.FAILED, error=run_failure("model_timeout", "t/o")
+    )
     assert ChatMessage.objects.get(pk=failure_message_id(run)).content == expected
     run.refresh_from_db()
     assert run.error["message"].lower() in expected.lower()  # what the page's notice shows

@@ -238,7 +238,7 @@ def test_a_call_whose_run_was_stopped_meanwhile_is_still_on_the_ledger(user, age
 
 def test_cancelled_run_cannot_save_progress(user, agent):
     run = start_run(user, agent)
-    claimed, _ = run_claim(run_id=run.id)
+    claimed = run_claim(run_id=run.id)[0].run
     assert run_stop(run=claimed) is True
     with pytest.raises(RunStopped):
         run_save_progress(run=claimed)
@@ -272,14 +272,14 @@ def test_an_answer_whose_step_could_not_be_saved_is_kept_and_closed_with_the_fai
     page was shown are saved all the same, and the run's end closes them as failed."""
     from django.db import DatabaseError
 
-    from delegation import runner
+    from delegation import step
 
     def refuse(*args, **kwargs):
         raise DatabaseError("disk I/O error")
 
     # The step's save: its progress, or (an answer needing no check) the run's end.
-    monkeypatch.setattr(runner, "save_progress", refuse)
-    monkeypatch.setattr(runner, "run_finish", refuse)
+    monkeypatch.setattr(step, "save_progress", refuse)
+    monkeypatch.setattr(step, "run_finish", refuse)
     fake_openai.script(text("Half ", "an answer"))
     run = start_run(user, agent)
     assert run_advance(run_id=run.id).status == RunStatus.FAILED

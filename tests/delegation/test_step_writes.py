@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from delegation import runner
+from delegation import step
 from delegation.budget import budget_tokens_used
 from delegation.models import Run, RunStatus
 from delegation.runner import run_advance
@@ -71,14 +71,14 @@ def test_an_answer_whose_run_was_taken_over_meanwhile_ends_nothing(
     call's cost stays on record."""
     fake_openai.script(text("Too ", "late."))
     run = start_run(user, agent)
-    checks_to_rate = runner._checks_to_rate
+    checks_to_rate = step._checks_to_rate
     new_token = uuid.uuid4()
 
     def taken_over_first(run_):
         Run.objects.filter(pk=run_.pk).update(lease_token=new_token)
         return checks_to_rate(run_)
 
-    monkeypatch.setattr(runner, "_checks_to_rate", taken_over_first)
+    monkeypatch.setattr(step, "_checks_to_rate", taken_over_first)
     assert run_advance(run_id=run.id).status == "stopped"
     run.refresh_from_db()
     assert (run.status, run.lease_token, run.answer, run.steps) == (
@@ -122,14 +122,14 @@ def test_an_experts_result_lost_in_a_crash_is_collected_again_once(
     lead_and_expert, team, monkeypatch
 ):
     lead = lead_and_expert
-    model_call = runner._model_call
+    model_call = step._call_model
 
-    def dies_before_the_leads_second_call(run, *args):
-        if run.pk == lead.pk and run.steps == 1:
+    def dies_before_the_leads_second_call(delivery, *args):
+        if delivery.run.pk == lead.pk and delivery.run.steps == 1:
             raise WorkerDied
-        return model_call(run, *args)
+        return model_call(delivery, *args)
 
-    monkeypatch.setattr(runner, "_model_call", dies_before_the_leads_second_call)
+    monkeypatch.setattr(step, "_call_model", dies_before_the_leads_second_call)
     with pytest.raises(WorkerDied):
         run_advance(run_id=lead.id)
     lead.refresh_from_db()
@@ -138,7 +138,7 @@ def test_an_experts_result_lost_in_a_crash_is_collected_again_once(
     # The result was read, not saved: the saved transcript still asks the expert.
     assert [m["role"] for m in lead.transcript] == ["user", "assistant"]
 
-    monkeypatch.setattr(runner, "_model_call", model_call)
+    monkeypatch.setattr(step, "_call_model", model_call)
     Run.objects.filter(pk=lead.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     assert run_advance(run_id=lead.id).status == RunStatus.SUCCEEDED
     lead.refresh_from_db()
@@ -210,7 +210,7 @@ def test_a_step_asking_an_expert_of_a_run_taken_over_meanwhile_starts_nothing(
     lead_and_expert, monkeypatch
 ):
     lead = lead_and_expert
-    stream = runner._stream
+    stream = step._stream
     new_token = uuid.uuid4()
 
     def taken_over_after_the_call(*args):
@@ -218,7 +218,7 @@ def test_a_step_asking_an_expert_of_a_run_taken_over_meanwhile_starts_nothing(
         Run.objects.filter(pk=lead.pk).update(lease_token=new_token)
         return streamed
 
-    monkeypatch.setattr(runner, "_stream", taken_over_after_the_call)
+    monkeypatch.setattr(step, "_stream", taken_over_after_the_call)
     assert run_advance(run_id=lead.id).status == "stopped"
     lead.refresh_from_db()
     assert (lead.status, lead.lease_token, lead.steps) == (RunStatus.RUNNING, new_token, 0)

@@ -35,8 +35,8 @@ def new_stream(user) -> MessageStream:
     agent = make_agent("solo")
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
     created = run_create(agent=agent, user=user, session=session, task="q", transcript=[])
-    run, _ = run_claim(run_id=created.pk, worker="w")
-    return MessageStream(RunEmitter(run), uuid.uuid4(), "offline")
+    claimed, _ = run_claim(run_id=created.pk, worker="w")
+    return MessageStream(RunEmitter(claimed.run), uuid.uuid4(), "offline")
 
 
 def saved(stream: MessageStream) -> tuple[str, str]:

@@ -104,14 +104,14 @@ def test_a_run_taken_over_numbers_its_events_past_anything_sent_before(user):
     Run.objects.filter(pk=run.pk).update(last_seq=7)
     claimed, _ = run_claim(run_id=run.id)
     assert claimed.taken_over
-    assert RunEmitter(claimed, foreign=claimed.taken_over).seq >= 7 + 1000
+    assert RunEmitter(claimed.run, foreign=claimed.taken_over).seq >= 7 + 1000
     fresh = new_run(user)
     claimed_fresh, _ = run_claim(run_id=fresh.id)
-    assert not claimed_fresh.taken_over and RunEmitter(claimed_fresh).seq == 0
+    assert not claimed_fresh.taken_over and RunEmitter(claimed_fresh.run).seq == 0
 
 
 def test_streaming_heartbeats_save_the_last_event_number(user):
     run = new_run(user)
     claimed, _ = run_claim(run_id=run.id)
-    run_heartbeat(run=claimed, seq=42)
+    run_heartbeat(run=claimed.run, seq=42)
     assert Run.objects.get(pk=run.pk).last_seq == 42

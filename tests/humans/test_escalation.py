@@ -222,7 +222,7 @@ def test_a_resume_after_a_crash_past_the_tools_commit_reuses_its_stored_result(
     settings.CELERY_BROKER_URL = "memory://"  # the decision's enqueue goes nowhere: no resume
     assert decide(client(staff), item.id, decision="approve").status_code == 200
     # A worker claims the run and runs the tool, then dies before saving the transcript.
-    claimed, _ = run_claim(run_id=run.id, worker="doomed")
+    claimed = run_claim(run_id=run.id, worker="doomed")[0].run
     item.refresh_from_db()
     approval_execute(item=item, run=claimed, tools={"record_effect": get_tool("record_effect")})
     assert effect_count("crash-1") == 1
