@@ -47,7 +47,7 @@ def main() -> None:
     from agents.models import Agent
     from delegation.routing.decide import RoutingInput, routing_decide
     from delegation.routing.seeds import routing_seed
-    from delegation.services import pinned_config
+    from delegation.runs.create import pinned_config
     from tests.factories import make_agent
     from tests.fake_openai import FakeOpenAI, text
 

@@ -112,7 +112,7 @@ class _NoCharge:
 
 def _without_ledger() -> None:
     """Patch the runner's usage calls to no-ops (the code path as it was before)."""
-    from delegation import runner
+    from delegation.steps import runner
 
     runner.usage_hold = lambda **kwargs: None  # type: ignore[assignment]
     runner.usage_charge = lambda **kwargs: _NoCharge(kwargs["usage"])  # type: ignore[assignment]
@@ -155,7 +155,7 @@ def run(database_url: str, turns: int) -> None:
     from django.db import connection
 
     print(f"{connection.vendor}: {turns} turns of one model call each")
-    from delegation import runner
+    from delegation.steps import runner
 
     user = _world()
     for _ in range(10):  # warm up: connections, imports, the first counters of the day

@@ -16,9 +16,9 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from chat.models import ChatMessage, MessageRole
-from delegation.budget import turn_tokens as ledger_turn_tokens
 from delegation.models import Run
 from delegation.selectors import run_tree
+from delegation.tree.budget import turn_tokens as ledger_turn_tokens
 from delegation.usage.money import money_text
 from delegation.usage.selectors import ledger_cost, run_costs, turn_cost
 

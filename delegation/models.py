@@ -80,7 +80,7 @@ class Run(models.Model):
     steps = models.PositiveSmallIntegerField(default=0)  # model calls made
     # The step whose model call was taken from the turn's budget already: its first, with its
     # creation (a turn's root) or its delegation (an expert); the one after a step that asked
-    # experts, with the first of them. That call takes none again (delegation.budget).
+    # experts, with the first of them. That call takes none again (delegation.tree.budget).
     reserved_call = models.PositiveSmallIntegerField(null=True, blank=True)
     usage = models.JSONField(default=dict)  # {prompt_tokens, completion_tokens, total_tokens}
     answer = models.TextField(blank=True)
@@ -96,7 +96,7 @@ class Run(models.Model):
     worker = models.CharField(max_length=200, blank=True)  # who claimed it last (Celery hostname)
     queued_at = models.DateTimeField(null=True, blank=True)  # when it last became queued
     # The turn's budget and what the whole tree used, kept on the root run (its tokens are
-    # summed from its ledger rows: delegation.budget.turn_tokens).
+    # summed from its ledger rows: delegation.tree.budget.turn_tokens).
     budget = models.JSONField(default=dict, blank=True)
     tree_model_calls = models.PositiveIntegerField(default=0)
     tree_delegations = models.PositiveIntegerField(default=0)

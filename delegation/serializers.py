@@ -7,12 +7,12 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from delegation.budget import budget_tokens_used
-from delegation.emitter import agent_tag
 from delegation.humans.models import InboxItem, ItemStatus
 from delegation.humans.selectors import waiting_for
 from delegation.models import Run, RunStatus
 from delegation.routing.selectors import routing_mode
+from delegation.runs.emitter import agent_tag
+from delegation.tree.budget import budget_tokens_used
 
 
 class RunSerializer(serializers.ModelSerializer):

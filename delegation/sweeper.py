@@ -8,13 +8,13 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from delegation.ending import run_end_elsewhere, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.decisions import items_expire
 from delegation.humans.models import ActivityKind
 from delegation.humans.watchdog import waits_check
 from delegation.models import FINAL_STATUSES, Run, RunStatus
-from delegation.services import run_enqueue
+from delegation.runs.claim import run_enqueue
+from delegation.runs.ending import run_end_elsewhere, run_failure
 
 BATCH = 200
 

@@ -9,8 +9,8 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from config.enqueue import enqueue
-from delegation.runner import run_advance, run_has_time
-from delegation.services import HandOver, run_hand_back
+from delegation.runs.claim import HandOver, run_hand_back
+from delegation.steps.runner import run_advance, run_has_time
 from delegation.sweeper import runs_recover_orphans, runs_sweep
 
 

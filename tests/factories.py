@@ -12,7 +12,7 @@ from django.utils import timezone
 from agents.models import Agent
 from agents.services import agent_revision_record
 from delegation.models import Run
-from delegation.services import pinned_config
+from delegation.runs.create import pinned_config
 
 _counter = itertools.count(1)
 

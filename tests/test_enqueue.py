@@ -20,7 +20,7 @@ from chat.models import ChatSession
 from config.celery_app import app
 from config.enqueue import enqueue, task_by_name, wait_for_in_process_tasks
 from delegation.models import Run, RunStatus
-from delegation.services import run_create
+from delegation.runs.create import run_create
 from tests.factories import make_agent
 
 ROOT = Path(__file__).resolve().parents[1]

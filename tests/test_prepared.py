@@ -20,7 +20,8 @@ from agents.models import Agent
 from chat.models import ChatSession
 from config.db.prepared import PreparedLookup
 from delegation.models import Run, RunStatus
-from delegation.services import ROOT_UNREAD, run_claim, run_create
+from delegation.runs.claim import ROOT_UNREAD, run_claim
+from delegation.runs.create import run_create
 from tests.databases import child_database_url
 from tests.factories import make_agent, make_child_run, make_user
 

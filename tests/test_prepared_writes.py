@@ -19,11 +19,11 @@ from django.utils import timezone
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from config.db import SameAs
 from config.db.prepared import Param, PreparedInsert, PreparedSave, PreparedUpdate
-from delegation.fenced import HEARTBEAT, PROGRESS, held, working
 from delegation.humans.models import Activity, ActivityKind
 from delegation.models import Run, RunStatus
 from delegation.routing.models import SessionMemory
-from delegation.services import run_create
+from delegation.runs.create import run_create
+from delegation.runs.fenced import HEARTBEAT, PROGRESS, held, working
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db

@@ -274,7 +274,7 @@ def knowledge_links_changed(*, agent_ids: Iterable[Any]) -> None:
     """Agents whose knowledge bases were linked or unlinked count as saved now (`updated_at`):
     what a run pins of them (the kb tools) is read again, and a delegation taken as an earlier
     read offered them is checked against the agent as it is now (the take's unchanged check,
-    delegation.budget)."""
+    delegation.tree.budget)."""
     ids = set(agent_ids)
     if ids:
         Agent.objects.filter(pk__in=ids).update(updated_at=timezone.now())

@@ -17,7 +17,7 @@ T = TypeVar("T")
 
 PROCESS_THREADS: dict[str, str] = {
     # name (or a pool's prefix): what it does, where; how many, in which mode
-    "run-keeper": "delegation.keeper: renews the leases of the runs this process works on and "
+    "run-keeper": "delegation.runs.keeper: renews the leases of the runs this process works on and "
     "writes its streams' text so far (one; started by the first run or stream)",
     "events": "chat.events: sends events to the channel layer in the order they were emitted, "
     "on one event loop and so one Redis connection pool (one; started by the first event)",
@@ -25,8 +25,8 @@ PROCESS_THREADS: dict[str, str] = {
     "(embedded mode; a pool of INPROCESS_WORKERS)",
     "in-process-beat": "config.periodic: embedded mode's stand-in for Celery beat: the sweeper "
     "and the reminder dispatcher (one, in an ASGI server with no broker)",
-    "run-ends": "delegation.ended: listens on Redis for runs that ended, so a stream of an ended "
-    "run falls silent without a Redis read per event (one; distributed mode only)",
+    "run-ends": "delegation.runs.ended: listens on Redis for runs that ended, so a stream of an "
+    "ended run falls silent without a Redis read per event (one; distributed mode only)",
     "router": "delegation.routing.decide: the model router's call, bounded by its timeout "
     "(a pool of 4, started by the first routed turn)",
     "validator": "delegation.humans.validation: a validator model's call, bounded by its "

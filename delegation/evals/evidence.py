@@ -9,9 +9,9 @@ from typing import Any
 from django.conf import settings
 
 from chat.models import ChatMessage, MessageRole
-from delegation.budget import budget_tokens_used
 from delegation.models import Run
 from delegation.selectors import run_tree
+from delegation.tree.budget import budget_tokens_used
 from delegation.usage.models import UsageRecord
 from delegation.usage.money import money_text
 from delegation.usage.selectors import turn_cost

@@ -2,7 +2,7 @@
 agent pinned as its runs' `agent_config` (the live Agent row is never touched), and optionally
 one model for every run of the turn.
 
-Runs pin their config when they are created (delegation.services.run_create and
+Runs pin their config when they are created (delegation.runs.create.run_create and
 run_start_child). The root run of an eval turn is re-pinned before its transaction commits;
 an expert's run is pinned by `child_run_pin`, a hook the engine calls before it writes the
 run (delegation.hooks; docs/evals.md, "Drafts of experts")."""
@@ -16,7 +16,7 @@ from agents.models import Agent, AgentRevision
 from delegation.evals.models import EvalCaseResult
 from delegation.evals.sandbox import is_sandbox_user
 from delegation.models import Run
-from delegation.services import pinned_config
+from delegation.runs.create import pinned_config
 
 OFFLINE = "offline"
 

@@ -34,7 +34,7 @@ from delegation.evals.overrides import root_run_pin
 from delegation.evals.sandbox import sandbox_acquire, sandbox_extend, sandbox_release
 from delegation.evals.services import ADVANCE, stale_after
 from delegation.models import Run, RunStatus
-from delegation.services import run_create
+from delegation.runs.create import run_create
 from delegation.turns import turn_start, turn_stop
 
 POLL_SECONDS = 0.2

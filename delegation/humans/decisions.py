@@ -19,7 +19,6 @@ from django.utils.translation import pgettext_lazy
 from agents.registry import get_tool
 from chat.models import ChatMessage, MessageStatus
 from config.errors import AppError
-from delegation.ending import subtree_ids
 from delegation.humans.activity import activity_record
 from delegation.humans.inputs import input_invalid, input_text
 from delegation.humans.models import (
@@ -33,7 +32,8 @@ from delegation.humans.models import (
 from delegation.humans.notify import inbox_notify, session_notify
 from delegation.humans.selectors import human_info, may_decide
 from delegation.models import FINAL_STATUSES, Run
-from delegation.services import run_resume_if_ready
+from delegation.runs.ending import subtree_ids
+from delegation.runs.waits import run_resume_if_ready
 
 BATCH = 200
 

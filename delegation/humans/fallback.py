@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.models import DEFAULT_FALLBACK_CHAIN, Agent
-from delegation.budget import budget_state
-from delegation.guards import delegation_targets
 from delegation.models import Run
 from delegation.routing.models import RuleKind
 from delegation.routing.rules import fold, rule_match
 from delegation.routing.selectors import policy_for
+from delegation.tree.budget import budget_state
+from delegation.tree.guards import delegation_targets
 
 RESTARTS = ("retry", "next_expert")  # steps that ask again (a new attempt for the same call)
 TERMINAL = ("low_confidence", "unanswered")

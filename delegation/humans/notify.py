@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.contrib.auth.models import Group
 
 from chat.events import INBOX_ALL, emit, emit_to_group, envelope, inbox_group
-from delegation.emitter import agent_tag
 from delegation.humans.models import Audience, InboxItem
 from delegation.humans.selectors import human_info, item_as_data
+from delegation.runs.emitter import agent_tag
 
 
 def inbox_notify(item: InboxItem, type: str) -> None:

@@ -19,14 +19,14 @@ from chat.models import ChatSession, MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.db.prepared import PreparedLookup
 from config.errors import AppError
-from delegation.emitter import RunEmitter
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS
 from delegation.humans.inputs import input_invalid, input_text
 from delegation.humans.models import ActivityKind, Review, ReviewStatus
 from delegation.humans.validation import is_low
 from delegation.models import Run
-from delegation.transcript import asked_an_expert
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.transcript import asked_an_expert
 
 QUALITY_TAG = {
     "kind": "reviewer",

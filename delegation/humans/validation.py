@@ -16,12 +16,12 @@ from django.db.models import F
 
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, TextDelta, Usage
-from delegation.budget import budget_reserve_model_call, budget_state
-from delegation.citations import retrieved_passages
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind, Verdict
 from delegation.models import Run
-from delegation.strict import run_is_strict
+from delegation.steps.citations import retrieved_passages
+from delegation.steps.strict import run_is_strict
+from delegation.tree.budget import budget_reserve_model_call, budget_state
 from delegation.usage.services import usage_charge, usage_hold
 
 logger = logging.getLogger(__name__)

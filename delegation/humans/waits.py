@@ -21,13 +21,13 @@ from django.utils.translation import gettext as _
 from agents.registry import Tool, ToolContext, ToolResult, execute
 from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
-from delegation.emitter import RunEmitter
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind, Audience, InboxItem, ItemKind, ItemStatus
 from delegation.humans.notify import inbox_notify, session_notify
 from delegation.humans.selectors import human_info, waiting_for
 from delegation.humans.tools import ASK_USER, QUESTION_TOOLS
 from delegation.models import Run
+from delegation.runs.emitter import RunEmitter
 
 
 def needs_person(run: Run, name: str, tools: dict[str, Tool]) -> bool:

@@ -16,14 +16,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from delegation.emitter import RunEmitter
-from delegation.ended import run_mark_ended
-from delegation.ending import run_end_elsewhere, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind
 from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
-from delegation.services import run_resume_if_ready, run_wait_status
-from delegation.tree import delegation_complete
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.ended import run_mark_ended
+from delegation.runs.ending import run_end_elsewhere, run_failure
+from delegation.runs.waits import run_resume_if_ready, run_wait_status
+from delegation.tree.report import delegation_complete
 
 logger = logging.getLogger(__name__)
 BATCH = 500

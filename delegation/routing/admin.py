@@ -22,7 +22,7 @@ from delegation.routing.models import (
     SessionMemory,
 )
 from delegation.routing.revisions import policy_revision_record, policy_revision_restore
-from delegation.services import pinned_config
+from delegation.runs.create import pinned_config
 
 
 class RoutingRuleInline(admin.TabularInline):

@@ -7,8 +7,8 @@ from typing import Any
 from agents.models import Agent
 from config.db.prepared import PreparedLookup
 from delegation.models import Run
-from delegation.per_run import per_run
 from delegation.routing.models import RoutingPolicy, SessionMemory
+from delegation.runs.per_run import per_run
 
 # An entry agent's policy, read at each turn's start and each delivery of its run: compiled
 # once per connection (the first by name, as `.first()` orders them).
@@ -25,7 +25,7 @@ def policy_for(*, agent_name: str) -> RoutingPolicy | None:
 
 def run_policy(run: Run) -> RoutingPolicy | None:
     """The routing policy of an entry agent's run, looked up once for its deliveries in this
-    process (delegation.per_run)."""
+    process (delegation.runs.per_run)."""
     return per_run(run, "policy", lambda: policy_for(agent_name=run.agent_config["name"]))
 
 

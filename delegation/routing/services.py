@@ -7,14 +7,14 @@ import json
 import uuid
 from typing import Any
 
-from delegation.delegate_tool import DELEGATE
-from delegation.emitter import RunEmitter
-from delegation.guards import delegation_targets
 from delegation.models import Run
 from delegation.routing.decide import RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
 from delegation.routing.selectors import run_policy
-from delegation.services import run_save_progress
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.writes import run_save_progress
+from delegation.tree.delegate_tool import DELEGATE
+from delegation.tree.guards import delegation_targets
 
 
 def route_turn(*, run: Run, emitter: RunEmitter) -> None:

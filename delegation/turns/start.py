@@ -21,8 +21,9 @@ from config.db.prepared import PreparedInsert, PreparedLookup, PreparedSave
 from config.errors import AppError, NotFound
 from config.text import reply_language
 from delegation.models import Run
+from delegation.runs.claim import run_enqueue
+from delegation.runs.create import run_create
 from delegation.selectors import session_active_run
-from delegation.services import run_create, run_enqueue
 from delegation.turns.history import branch_history
 
 ROUTING_FLAGS = ("force_strict", "force_guide", "debug")

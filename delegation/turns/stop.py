@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from chat.models import ChatSession
-from delegation.ending import run_stop
 from delegation.models import Run
+from delegation.runs.ending import run_stop
 from delegation.selectors import session_active_run
 
 

@@ -59,7 +59,7 @@ class Charge:
 
     @property
     def tokens(self) -> int:
-        """Its tokens as the turn's budget counts them (delegation.budget.turn_tokens)."""
+        """Its tokens as the turn's budget counts them (delegation.tree.budget.turn_tokens)."""
         return self.prompt_tokens + self.completion_tokens
 
     def message_usage(self) -> dict[str, Any]:
@@ -148,7 +148,7 @@ def usage_charge(
         )
         spend_settle(hold=hold.hold, cost=cost, currency=hold.currency)
     # The run's usage is its ledger's sum so far (one worker at a time; one that takes a run
-    # over sums the ledger first, delegation.runner): add this row.
+    # over sums the ledger first, delegation.steps.runner): add this row.
     run.usage = _usage_plus(run.usage, prompt, cached, completion, cost)
     return Charge(prompt, cached, completion, cost, hold.currency)
 

@@ -12,7 +12,7 @@ from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
 from agents.providers.offline import OFFLINE_LABEL, OfflineProvider
 from agents.registry import ToolResult, get_tool
-from delegation.delegate_tool import delegate_tool_schema
+from delegation.tree.delegate_tool import delegate_tool_schema
 
 ALL_TOOLS = ["calculate", "current_time", "search_my_chats"]
 

@@ -14,7 +14,7 @@ from django.test import AsyncClient
 from chat import sse
 from chat.events import emit, envelope, flush_events
 from chat.models import ChatSession
-from delegation.services import run_create
+from delegation.runs.create import run_create
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from agents.registry import ToolContext, ToolResult, execute, get_tool
 from chat.models import ChatMessage, ChatSession, MessageRole
-from delegation.services import run_create
+from delegation.runs.create import run_create
 from tests.factories import make_agent
 
 _START = timezone.now() - timedelta(days=1)

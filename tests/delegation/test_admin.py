@@ -8,8 +8,8 @@ import pytest
 
 from chat.models import ChatSession
 from delegation.models import Run, RunStatus
+from delegation.runs.create import run_create
 from delegation.selectors import run_tree
-from delegation.services import run_create
 from tests.factories import make_agent, make_child_run, make_user
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from django.utils import timezone
 from chat.models import ChatMessage, ChatSession, MessageRole
 from delegation.admin import trace_build
 from delegation.models import Run, RunStatus
+from delegation.runs.create import run_create
 from delegation.selectors import run_tree
-from delegation.services import run_create
 from tests.factories import make_agent, make_child_run
 
 pytestmark = pytest.mark.django_db

@@ -13,10 +13,10 @@ from django.contrib.auth.models import Group
 from agents.knowledge.services import knowledge_base_create
 from agents.models import Agent
 from agents.services import agent_revision_record
-from delegation.emitter import RunEmitter
-from delegation.guards import delegation_targets
 from delegation.models import Run
-from delegation.tree import delegation_begin
+from delegation.runs.emitter import RunEmitter
+from delegation.tree.ask import delegation_begin
+from delegation.tree.guards import delegation_targets
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 

@@ -7,14 +7,14 @@ import uuid
 import pytest
 from django.db import connection
 
-from delegation.budget import (
+from delegation.models import Run
+from delegation.tree.budget import (
     budget_reserved_call,
     budget_state,
     budget_take_delegation,
     budget_take_model_call,
     budget_tokens_used,
 )
-from delegation.models import Run
 from delegation.usage.models import UsageRecord
 from tests.test_enqueue import new_run
 

@@ -10,9 +10,9 @@ from django.contrib.auth.models import Group
 
 from agents.models import Agent
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from delegation.budget import budget_tokens_used
 from delegation.models import Run, RunStatus
 from delegation.sweeper import runs_sweep
+from delegation.tree.budget import budget_tokens_used
 from tests.chat.helpers import connect, send_frame
 from tests.delegation.conftest import make_team
 from tests.fake_openai import Reply, delegate, text, tool_calls

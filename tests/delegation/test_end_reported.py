@@ -12,10 +12,10 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 
 from chat.models import ChatMessage, MessageRole
-from delegation import budget, tree
 from delegation.humans.models import Activity, ActivityKind
 from delegation.models import Run, RunStatus
 from delegation.tasks import advance_run
+from delegation.tree import ask, budget, report
 from delegation.usage.models import UsageRecord
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
@@ -45,7 +45,7 @@ def assert_counted_once(root: Run, team) -> None:
 
 def failing_activity(monkeypatch, fails) -> list:
     """Activity rows fail to write while `fails(row, failed so far)`: the rows that failed."""
-    record, failures = tree.activity_record, []
+    record, failures = report.activity_record, []
 
     def flaky(**row):
         if fails(row, failures):
@@ -53,7 +53,8 @@ def failing_activity(monkeypatch, fails) -> list:
             raise DatabaseError("the activity row's write failed")
         return record(**row)
 
-    monkeypatch.setattr(tree, "activity_record", flaky)
+    monkeypatch.setattr(ask, "activity_record", flaky)
+    monkeypatch.setattr(report, "activity_record", flaky)
     return failures
 
 
@@ -325,20 +326,20 @@ def test_a_caller_read_before_its_expert_s_end_does_not_wait_for_that_expert(tea
     ]
     Run.objects.filter(pk=root.pk).update(status=RunStatus.WAITING)
     with transaction.atomic():
-        caller = tree.delegation_caller(child=experts[0])
+        caller = report.delegation_caller(child=experts[0])
         assert caller.waits.expert  # b still works
     Run.objects.filter(pk=experts[1].pk).update(status=RunStatus.SUCCEEDED)
     with transaction.atomic():
-        caller = tree.delegation_caller(child=experts[0])
+        caller = report.delegation_caller(child=experts[0])
         assert not caller.waits.expert  # only a, which is ending, is left
     Run.objects.filter(pk=experts[0].pk).update(lease_token=uuid.uuid4())
     experts[0].refresh_from_db()
     with transaction.atomic():  # still its worker's: found, and locked
-        assert tree.delegation_caller_held(child=experts[0]).run.pk == root.pk
+        assert report.delegation_caller_held(child=experts[0]).run.pk == root.pk
     Run.objects.filter(pk=experts[0].pk).update(lease_token=uuid.uuid4())  # the sweeper's now
     with transaction.atomic():  # its doomed end reads (and locks) nothing
-        assert tree.delegation_caller_held(child=experts[0]) is None
-        assert tree.delegation_caller(child=experts[0]).run.pk == root.pk  # (a report's own read)
+        assert report.delegation_caller_held(child=experts[0]) is None
+        assert report.delegation_caller(child=experts[0]).run.pk == root.pk  # (a report's own read)
 
 
 @pytest.mark.parametrize("depth", [1, 2])

@@ -1,6 +1,6 @@
 """A run the worker runs next is claimed by the commit that made it ready (a new expert, or a
 caller its expert's end resumed): its own claim reads it and writes nothing. One it will not run
-after all goes back to the queue unclaimed (delegation.services.HandOver)."""
+after all goes back to the queue unclaimed (delegation.runs.claim.HandOver)."""
 
 from __future__ import annotations
 
@@ -14,14 +14,17 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from delegation import services, tasks, tool_calls
-from delegation.emitter import RunEmitter
-from delegation.ending import run_stop
+from delegation import tasks
 from delegation.models import Run, RunStatus
-from delegation.services import run_claim, run_resume_if_ready
-from delegation.step import Delivery, StepKind, run_step
+from delegation.runs import claim, waits
+from delegation.runs.claim import run_claim
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.ending import run_stop
+from delegation.runs.waits import run_resume_if_ready
+from delegation.steps import tool_calls
+from delegation.steps.step import Delivery, StepKind, run_step
+from delegation.steps.tool_calls import _NEWEST_CHILD, _child_result
 from delegation.tasks import advance_run
-from delegation.tool_calls import _NEWEST_CHILD, _child_result
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 from tests.fake_openai import delegate, text
@@ -96,7 +99,7 @@ def test_a_run_claimed_in_advance_and_not_run_goes_back_to_the_queue_unclaimed(
     assert advance_run.run(str(expert.id)) == RunStatus.SUCCEEDED
 
 
-def handed(run: Run, *, lease_left: float) -> services.Handed:
+def handed(run: Run, *, lease_left: float) -> claim.Handed:
     """`run` as a commit claimed it in advance for this task body, its lease ending in
     `lease_left` seconds (its claim reads it)."""
     token = uuid.uuid4()
@@ -105,7 +108,7 @@ def handed(run: Run, *, lease_left: float) -> services.Handed:
         lease_token=token,
         lease_expires_at=timezone.now() + timedelta(seconds=lease_left),
     )
-    return services.Handed(run.pk, token)
+    return claim.Handed(run.pk, token)
 
 
 def test_a_run_kept_a_while_is_renewed_before_it_runs(lead):
@@ -132,8 +135,8 @@ def test_a_caller_read_as_still_waiting_before_its_lock_is_read_again_after_it(l
     Run.objects.filter(pk=lead.pk).update(status=RunStatus.WAITING)
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=lead.pk)
-        waits = services.Waits(person=False, expert=True)  # read before the last expert's end
-        assert run_resume_if_ready(run_id=lead.pk, locked=locked, waits=waits)
+        read = waits.Waits(person=False, expert=True)  # read before the last expert's end
+        assert run_resume_if_ready(run_id=lead.pk, locked=locked, waits=read)
     lead.refresh_from_db()
     assert lead.status == RunStatus.QUEUED and sent == [(str(lead.id),)]
 
@@ -146,7 +149,7 @@ def test_a_run_handed_over_whole_and_stopped_before_its_claim_is_not_run(lead, s
         lease_expires_at=timezone.now() + timedelta(seconds=30),
     )
     whole = Run.objects.select_related("user", "session", "agent").get(pk=lead.pk)
-    kept = services.Handed(lead.pk, token, whole, time.monotonic())
+    kept = claim.Handed(lead.pk, token, whole, time.monotonic())
     run_stop(run=lead)  # the user stops the turn after it was handed over, before its claim
     assert run_claim(run_id=lead.id, handed=kept) == (None, 0.0)  # not run: its model is not called
 
@@ -171,10 +174,10 @@ def test_an_expert_s_result_carried_with_a_hand_over_serves_only_the_next_collec
 
 def test_the_first_run_made_ready_is_handed_on_and_the_rest_are_sent(lead, user, sent):
     other = start_run(user, lead.agent, "another turn")
-    hand_over = services.HandOver(worker="w1")
+    hand_over = claim.HandOver(worker="w1")
     with transaction.atomic():
-        assert services._ready(lead, hand_over) is True  # claimed for this task body
-        assert services._ready(other, hand_over) is False  # the hand-over is taken: queued
+        assert claim._ready(lead, hand_over) is True  # claimed for this task body
+        assert claim._ready(other, hand_over) is False  # the hand-over is taken: queued
         assert hand_over.next is None  # nothing is handed on before the commit
     assert hand_over.next is not None and hand_over.next.run_id == lead.pk
     assert (lead.status, lead.worker) == (RunStatus.RUNNING, "w1")
@@ -183,16 +186,16 @@ def test_the_first_run_made_ready_is_handed_on_and_the_rest_are_sent(lead, user,
 
 
 def test_a_run_made_ready_in_a_rollback_is_neither_handed_on_nor_sent(lead, sent):
-    hand_over = services.HandOver(worker="w1")
+    hand_over = claim.HandOver(worker="w1")
     with pytest.raises(RuntimeError), transaction.atomic():
-        assert services._ready(lead, hand_over) is True
+        assert claim._ready(lead, hand_over) is True
         raise RuntimeError
     assert hand_over.next is None and sent == []
 
 
 def test_no_hand_over_when_switched_off_or_tasks_run_where_they_are_sent(settings):
     settings.TASKS_RUN_SYNC, settings.RUN_HAND_OVER = False, True
-    assert isinstance(tasks._hand_over("w1"), services.HandOver)
+    assert isinstance(tasks._hand_over("w1"), claim.HandOver)
     settings.RUN_HAND_OVER = False  # for debugging an incident: every run goes to the queue
     assert tasks._hand_over("w1") is None
     settings.TASKS_RUN_SYNC, settings.RUN_HAND_OVER = True, True

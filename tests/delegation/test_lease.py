@@ -10,9 +10,11 @@ import uuid
 import pytest
 
 from chat.models import ChatSession
-from delegation.lease import LeaseKeeper
 from delegation.models import Run
-from delegation.services import RunStopped, run_claim, run_create
+from delegation.runs.claim import run_claim
+from delegation.runs.create import run_create
+from delegation.runs.lease import LeaseKeeper
+from delegation.runs.writes import RunStopped
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the keeper renews on its own connection

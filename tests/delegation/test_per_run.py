@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Agent
-from delegation import per_run as per_run_module
-from delegation.guards import DelegationRefused, delegation_check, delegation_targets
 from delegation.models import Run
-from delegation.per_run import per_run
+from delegation.runs import per_run as per_run_module
+from delegation.runs.per_run import per_run
+from delegation.tree.guards import DelegationRefused, delegation_check, delegation_targets
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 

@@ -31,7 +31,7 @@ HOP_QUERY_BUDGET = 21
 # The most a depth-0 turn (sent, routed, one model call, answered) may run, the same way.
 TURN_QUERY_BUDGET = 18
 # The same hop as a worker runs it: the expert, then its resumed caller, handed over to the
-# task body that made them ready, whose claims read nothing (delegation.services._ready). Any
+# task body that made them ready, whose claims read nothing (delegation.runs.claim._ready). Any
 # level: a turn's tokens are its ledger's, so an expert's end writes nothing on the root (docs/
 # runs.md has the hop's statements, one by one).
 WORKER_HOP_QUERY_BUDGET = 17
@@ -191,6 +191,6 @@ def test_a_second_hop_as_a_worker_runs_it_stays_within_its_budget(
     one = worker_queries(user, "go depth=1", published)
     two = worker_queries(user, "go depth=2", published)
     print(f"queries in a worker: a hop to an expert with its own {one - direct}, next {two - one}")
-    # Its experts were read with the lead's (delegation.guards): a hop as to one without.
+    # Its experts were read with the lead's (delegation.tree.guards): a hop as to one without.
     assert 0 < one - direct <= WORKER_HOP_QUERY_BUDGET, (direct, one)
     assert 0 < two - one <= WORKER_HOP_QUERY_BUDGET, (one, two)

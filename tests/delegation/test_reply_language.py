@@ -16,8 +16,8 @@ from agents.demo import seed_demo_agents
 from chat.consumers import page_language
 from chat.models import ChatMessage
 from config.text import reply_language
-from delegation.ending import failure_message_id, run_end_elsewhere, run_failure
 from delegation.models import Run, RunStatus
+from delegation.runs.ending import failure_message_id, run_end_elsewhere, run_failure
 from delegation.turns import turn_start
 
 HAN = re.compile(r"[\u4e00-\u9fff]")

@@ -13,8 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from delegation.models import Run, RunStatus
-from delegation.runner import run_advance
-from delegation.services import run_claim
+from delegation.runs.claim import run_claim
+from delegation.steps.runner import run_advance
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
 from tests.factories import make_agent

@@ -13,8 +13,8 @@ from django.utils import timezone
 from agents.models import Agent
 from chat.events import session_group
 from chat.models import ChatMessage, MessageStatus
-from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
+from delegation.runs.ending import run_stop
 from delegation.sweeper import runs_sweep
 from tests.chat.helpers import connect, send_frame
 from tests.delegation.conftest import make_team

@@ -14,8 +14,8 @@ import pytest
 import redis
 from django.conf import settings
 
-from delegation import ended
-from delegation.ended import CHANNEL, ENDED_KEY, EndWatch, run_mark_ended
+from delegation.runs import ended
+from delegation.runs.ended import CHANNEL, ENDED_KEY, EndWatch, run_mark_ended
 
 needs_redis = pytest.mark.skipif(
     not settings.REDIS_URL,

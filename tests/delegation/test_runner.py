@@ -11,10 +11,12 @@ from django.db import connection
 from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
-from delegation.ending import run_stop
 from delegation.models import Run, RunStatus
-from delegation.runner import run_advance
-from delegation.services import RunStopped, run_claim, run_create, run_save_progress
+from delegation.runs.claim import run_claim
+from delegation.runs.create import run_create
+from delegation.runs.ending import run_stop
+from delegation.runs.writes import RunStopped, run_save_progress
+from delegation.steps.runner import run_advance
 from delegation.usage.models import UsageRecord
 from tests.factories import make_agent
 from tests.fake_openai import Reply, error, text, tool_call
@@ -272,7 +274,7 @@ def test_an_answer_whose_step_could_not_be_saved_is_kept_and_closed_with_the_fai
     page was shown are saved all the same, and the run's end closes them as failed."""
     from django.db import DatabaseError
 
-    from delegation import step
+    from delegation.steps import step
 
     def refuse(*args, **kwargs):
         raise DatabaseError("disk I/O error")

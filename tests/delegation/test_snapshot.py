@@ -10,8 +10,8 @@ import pytest
 
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from delegation.models import Run, RunStatus
+from delegation.runs.create import run_create
 from delegation.selectors import session_snapshot
-from delegation.services import run_create
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db

@@ -14,10 +14,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from delegation import step
-from delegation.budget import budget_tokens_used
 from delegation.models import Run, RunStatus
-from delegation.runner import run_advance
+from delegation.steps import step
+from delegation.steps.runner import run_advance
+from delegation.tree.budget import budget_tokens_used
 from delegation.usage.models import UsageRecord
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run

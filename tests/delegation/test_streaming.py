@@ -13,12 +13,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageStatus
-from delegation import streaming
-from delegation.checkpoints import checkpoints
-from delegation.emitter import RunEmitter
 from delegation.models import Run, RunStatus
-from delegation.services import RunStopped, run_claim, run_create, run_heartbeat
-from delegation.streaming import MessageStream
+from delegation.runs.checkpoints import checkpoints
+from delegation.runs.claim import run_claim
+from delegation.runs.create import run_create
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.writes import RunStopped, run_heartbeat
+from delegation.steps import streaming
+from delegation.steps.streaming import MessageStream
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,11 @@ import pytest
 from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageStatus
-from delegation.emitter import RunEmitter
 from delegation.models import Run, RunStatus
-from delegation.services import run_claim, run_create, run_heartbeat
+from delegation.runs.claim import run_claim
+from delegation.runs.create import run_create
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.writes import run_heartbeat
 from delegation.sweeper import runs_recover_orphans, runs_sweep
 from tests.factories import make_agent
 

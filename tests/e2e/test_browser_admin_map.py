@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from chat.models import ChatMessage, ChatSession, MessageRole
 from delegation.models import Run, RunStatus
-from delegation.services import run_create
+from delegation.runs.create import run_create
 from tests.e2e.conftest import screenshots
 from tests.factories import make_agent, make_child_run, make_user
 

@@ -15,8 +15,8 @@ from chat.models import ChatMessage, MessageRole
 from delegation.humans.models import Activity, ActivityKind, InboxItem, ItemStatus
 from delegation.humans.waits import approval_execute
 from delegation.models import Run, RunStatus
-from delegation.runner import run_advance
-from delegation.services import run_claim
+from delegation.runs.claim import run_claim
+from delegation.steps.runner import run_advance
 from delegation.sweeper import runs_sweep
 from tests.factories import make_user
 from tests.fake_openai import text, tool_call

@@ -14,7 +14,7 @@ from chat.models import ChatSession
 from delegation.humans.models import Activity, ActivityKind
 from delegation.humans.watchdog import waits_check
 from delegation.models import Run, RunStatus
-from delegation.services import run_create
+from delegation.runs.create import run_create
 from delegation.sweeper import runs_sweep
 from tests.factories import make_agent
 

@@ -100,7 +100,7 @@ def test_the_run_page_shows_the_turns_routing(admin_client, admin_user):
 
     from chat.models import ChatSession
     from delegation.models import Run
-    from delegation.services import run_create
+    from delegation.runs.create import run_create
 
     agent = make_agent("solo")
     session = ChatSession.objects.create(id=uuid.uuid4(), user=admin_user, agent=agent)

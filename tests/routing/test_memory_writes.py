@@ -12,7 +12,7 @@ import delegation.routing.memory as memory_module
 from chat.models import ChatSession
 from delegation.routing.memory import memory_after_turn
 from delegation.routing.models import Mode, SessionMemory
-from delegation.services import run_create
+from delegation.runs.create import run_create
 from tests.factories import make_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)

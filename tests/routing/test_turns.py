@@ -175,7 +175,7 @@ def test_the_memory_api_shows_only_your_own_and_clears_it(user, other_user, clie
 
 def test_staff_see_the_routing_in_the_run_detail_and_users_do_not(user, admin_user, client):
     from chat.models import ChatSession
-    from delegation.services import run_create
+    from delegation.runs.create import run_create
 
     agent = Agent.objects.create(name="solo", display_name="Solo")
     for who in (user, admin_user):

@@ -1,7 +1,7 @@
 """Saves streaming messages' text so far, with their runs' leases, from the keeper thread.
 
 A stream hands its text over (`checkpoints().offer`, no database) and the process's keeper
-thread (delegation.keeper) writes what was offered once the stream's checkpoint is due, every
+thread (delegation.runs.keeper) writes what was offered once the stream's checkpoint is due, every
 INTERVAL: one short transaction per stream, locking the message before the run as the step's
 own end does (no lock cycle with it on Postgres), so a stream never waits on the database
 mid-answer. A run found no longer ours marks its stream lost; the stream raises RunStopped at
@@ -21,9 +21,9 @@ from typing import Any
 from django.db import transaction
 
 from chat.services import message_text_save
-from delegation.keeper import Keeper, keeper
 from delegation.models import Run
-from delegation.services import RunStopped, run_heartbeat
+from delegation.runs.keeper import Keeper, keeper
+from delegation.runs.writes import RunStopped, run_heartbeat
 
 logger = logging.getLogger(__name__)
 

@@ -15,19 +15,22 @@ from agents.registry import Tool, ToolContext, ToolResult, execute
 from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.db.prepared import PreparedLookup
-from delegation.citations import (
+from delegation.humans.waits import arguments_problem, human_call, needs_person
+from delegation.models import Run, RunStatus
+from delegation.runs.claim import HandOver
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.transcript import arguments_shown
+from delegation.runs.waits import run_wait_or_continue
+from delegation.runs.writes import run_save_progress, run_wait
+from delegation.steps.citations import (
     KNOWLEDGE_TOOLS,
     references_from_child,
     references_number,
     renumber,
 )
-from delegation.delegate_tool import DELEGATE
-from delegation.emitter import RunEmitter
-from delegation.humans.waits import arguments_problem, human_call, needs_person
-from delegation.models import Run, RunStatus
-from delegation.services import HandOver, run_save_progress, run_wait, run_wait_or_continue
-from delegation.transcript import arguments_shown
-from delegation.tree import delegation_begin, delegation_result
+from delegation.tree.ask import delegation_begin
+from delegation.tree.delegate_tool import DELEGATE
+from delegation.tree.report import delegation_result
 
 
 def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:

@@ -6,7 +6,7 @@ next model call: the experts it may be offered, its routing policy and the routi
 prompt shows. They are kept here per run instead, for as long as the process holds few
 enough runs (`RUNS`, the oldest dropped first). What is kept is what the model is offered, not
 what it is allowed: a delegation is checked against the agents as they are when it is asked
-(`delegation.guards.delegation_check`). `RUN_READS_CACHE=false` turns the cache off (every
+(`delegation.tree.guards.delegation_check`). `RUN_READS_CACHE=false` turns the cache off (every
 delivery reads again), for debugging an incident.
 """
 

@@ -11,7 +11,7 @@ from agents.models import Agent
 from agents.selectors import agent_usable_by, with_what_runs_pin
 from config.db.prepared import PreparedLookup
 from delegation.models import Run
-from delegation.per_run import per_run
+from delegation.runs.per_run import per_run
 
 
 class DelegationRefused(Exception):
@@ -49,7 +49,7 @@ def _names(run: Run) -> list[str]:
 
 def _candidates(caller: Run) -> list[Agent]:
     """The caller's allowed experts that are enabled, delegatable and not on its path, as its
-    first delivery in this process read them (delegation.per_run). This is what the model is
+    first delivery in this process read them (delegation.runs.per_run). This is what the model is
     offered; what is asked is checked against the agent as it is then (`delegation_check`)."""
 
     def read() -> list[Agent]:

@@ -6,8 +6,8 @@ import uuid
 from typing import Any
 
 from chat.events import emit, envelope
-from delegation.ended import EndWatch
 from delegation.models import Run
+from delegation.runs.ended import EndWatch
 
 # A run whose events are sent by a process other than its last worker (a stop, the sweeper, a
 # takeover) continues its sequence this far past the last saved number: the worker may have

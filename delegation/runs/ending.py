@@ -11,14 +11,15 @@ from django.utils import translation
 from django.utils.translation import gettext_lazy
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
-from delegation.emitter import RunEmitter
-from delegation.ended import run_mark_ended
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.routing.selectors import mode_of
 from delegation.routing.services import route_after_turn
-from delegation.services import HandOver, run_finish, run_finish_elsewhere
-from delegation.transcript import asked_an_expert
-from delegation.tree import Caller, delegation_complete
+from delegation.runs.claim import HandOver
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.ended import run_mark_ended
+from delegation.runs.transcript import asked_an_expert
+from delegation.runs.writes import run_finish, run_finish_elsewhere
+from delegation.tree.report import Caller, delegation_complete
 
 logger = logging.getLogger(__name__)
 

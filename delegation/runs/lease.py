@@ -1,7 +1,7 @@
 """Keeps the leases of the runs a process works on alive while its workers wait on the model.
 
 A worker holds its run's lease in a `LeaseKeeper` block; the process's keeper thread
-(delegation.keeper) renews every held lease every third of its length, so starting a run
+(delegation.runs.keeper) renews every held lease every third of its length, so starting a run
 costs no thread of its own. A renewal that finds the run no longer ours (cancelled, ended or
 taken over) marks the lease lost, and the worker stops at its next `check()`.
 """
@@ -14,9 +14,9 @@ import time
 
 from django.conf import settings
 
-from delegation.keeper import keeper
 from delegation.models import Run
-from delegation.services import RunStopped, run_heartbeat
+from delegation.runs.keeper import keeper
+from delegation.runs.writes import RunStopped, run_heartbeat
 
 logger = logging.getLogger(__name__)
 

@@ -18,21 +18,21 @@ from django.db import transaction
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool
-from delegation.budget import budget_lock_turn, budget_reserved_call, budget_take_model_call
-from delegation.citations import citations_for, retrieved_passages
-from delegation.delegate_tool import DELEGATE
-from delegation.emitter import RunEmitter
-from delegation.ended import run_mark_ended
-from delegation.ending import run_answer_ended, run_answer_reported
 from delegation.humans.reviews import turn_checks
 from delegation.humans.validation import answers_checked
-from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
-from delegation.prompting import effective_tools, model_request
-from delegation.services import NONE_ENDED, HandOver, RunStopped, run_finish
-from delegation.streaming import MessageStream
-from delegation.strict import run_is_strict, strict_refusal
-from delegation.tool_calls import (
+from delegation.runs.claim import NONE_ENDED, HandOver
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.ended import run_mark_ended
+from delegation.runs.ending import run_answer_ended, run_answer_reported
+from delegation.runs.lease import LeaseKeeper
+from delegation.runs.transcript import pending_tool_calls
+from delegation.runs.writes import RunStopped, run_finish
+from delegation.steps.citations import citations_for, retrieved_passages
+from delegation.steps.prompting import effective_tools, model_request
+from delegation.steps.streaming import MessageStream
+from delegation.steps.strict import run_is_strict, strict_refusal
+from delegation.steps.tool_calls import (
     Calls,
     delegations_start,
     message_id_for,
@@ -40,8 +40,9 @@ from delegation.tool_calls import (
     tool_calls_resume,
     tool_calls_start,
 )
-from delegation.transcript import pending_tool_calls
-from delegation.tree import delegation_caller_held
+from delegation.tree.budget import budget_lock_turn, budget_reserved_call, budget_take_model_call
+from delegation.tree.delegate_tool import DELEGATE
+from delegation.tree.report import delegation_caller_held
 from delegation.usage.services import CallHold, Charge, usage_charge, usage_hold
 
 
@@ -113,7 +114,7 @@ class ModelCall:
 
     def charge(self, run: Run) -> Charge:
         """Write the call's ledger row (at the step it was), which counts its tokens against
-        the turn (delegation.budget.turn_tokens), and count the step on `run`."""
+        the turn (delegation.tree.budget.turn_tokens), and count the step on `run`."""
         run.steps, run.usage = self.step, self.usage_before
         charged = usage_charge(
             run=run, hold=self.hold, usage=self.usage, text=self.stream.text, calls=self.calls

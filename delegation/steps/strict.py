@@ -7,10 +7,10 @@ import json
 import re
 from typing import Any
 
-from delegation.citations import KNOWLEDGE_TOOLS
 from delegation.models import Run
 from delegation.routing.models import Mode
 from delegation.routing.selectors import mode_of
+from delegation.steps.citations import KNOWLEDGE_TOOLS
 
 CITE_RULE = (
     "When you use passages or documents from kb_search or kb_documents, cite each one right "

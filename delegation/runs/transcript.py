@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from delegation.delegate_tool import DELEGATE
 from delegation.models import Run
+from delegation.tree.delegate_tool import DELEGATE
 
 
 def pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:

@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
-from delegation.checkpoints import INTERVAL, Checkpoint, checkpoint_write, checkpoints
-from delegation.emitter import RunEmitter
 from delegation.models import FINAL_STATUSES, Run
+from delegation.runs.checkpoints import INTERVAL, Checkpoint, checkpoint_write, checkpoints
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.writes import RunStopped
 from delegation.selectors import orphan_status
-from delegation.services import RunStopped
 
 PERSIST_INTERVAL = INTERVAL  # seconds between saves of partial text (and cancellation checks)
 
@@ -124,7 +124,7 @@ class MessageStream:
 
     def _save_so_far(self, now: float) -> None:
         """Mid-stream: hand the text so far to the process's keeper thread
-        (delegation.checkpoints), which saves it with the run's lease renewed and the number of
+        (delegation.runs.checkpoints), which saves it with the run's lease renewed and the number of
         events sent once its checkpoint is due (every PERSIST_INTERVAL, the first that long
         after the start, so a stalled stream is saved too): this thread never waits on the
         database mid-answer. Inside a transaction (nothing outside it can see its rows: tests)

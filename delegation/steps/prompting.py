@@ -9,15 +9,15 @@ from django.conf import settings
 
 from agents.providers.base import ModelRequest
 from agents.registry import Tool, tools_for
-from delegation.citations import KNOWLEDGE_TOOLS
-from delegation.delegate_tool import delegate_tool_schema
-from delegation.guards import delegation_targets, experts_out_of_reach
 from delegation.models import Run
-from delegation.per_run import per_run
 from delegation.routing.memory import memory_context
 from delegation.routing.modes import mode_rule
 from delegation.routing.selectors import mode_of, run_policy
-from delegation.strict import CITE_RULE, STRICT_RULE
+from delegation.runs.per_run import per_run
+from delegation.steps.citations import KNOWLEDGE_TOOLS
+from delegation.steps.strict import CITE_RULE, STRICT_RULE
+from delegation.tree.delegate_tool import delegate_tool_schema
+from delegation.tree.guards import delegation_targets, experts_out_of_reach
 
 
 def model_request(run: Run, tools: dict[str, Tool], final: bool) -> ModelRequest:
@@ -72,7 +72,7 @@ def model_messages(run: Run) -> list[dict[str, Any]]:
 
 def _memory_context(run: Run) -> str:
     """What routing remembers of the conversation, read once for the run's deliveries in this
-    process (memory changes when a turn ends; delegation.per_run)."""
+    process (memory changes when a turn ends; delegation.runs.per_run)."""
     return per_run(run, "memory", lambda: memory_context(run=run, policy=run_policy(run)))
 
 

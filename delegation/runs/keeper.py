@@ -1,7 +1,7 @@
 """The process's one keeper thread: renews the leases held and writes the checkpoints offered.
 
-A worker holds a lease on each run it works on (`delegation.lease.LeaseKeeper`) and its streams
-offer their text so far (`delegation.checkpoints`); neither waits on the database itself. One
+A worker holds a lease on each run it works on (`delegation.runs.lease.LeaseKeeper`) and its streams
+offer their text so far (`delegation.runs.checkpoints`); neither waits on the database itself. One
 daemon thread per process, "run-keeper", does both, each on its own schedule: a lease when a
 third of its length has passed since its last renewal, an offer when its checkpoint is due
 (every `checkpoints.INTERVAL` per stream). The thread sleeps until the soonest of them is due

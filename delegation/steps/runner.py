@@ -11,20 +11,21 @@ from django.conf import settings
 from django.utils import timezone, translation
 
 from agents.providers.base import ProviderError
-from delegation.emitter import RunEmitter
-from delegation.ending import run_end, run_failure
 from delegation.humans.activity import activity_record
 from delegation.humans.fallback import RESTARTS, fallback_plan
 from delegation.humans.models import ActivityKind, Verdict
 from delegation.humans.reviews import turn_assess
 from delegation.humans.validation import Check, answer_check
-from delegation.lease import LeaseKeeper
 from delegation.models import Run, RunStatus
 from delegation.routing.services import route_turn
-from delegation.services import Claimed, Handed, HandOver, RunStopped, run_claim, run_release
-from delegation.step import Delivery, StepKind, run_step
-from delegation.tool_calls import message_id_for
-from delegation.tree import delegation_reattempt
+from delegation.runs.claim import Claimed, Handed, HandOver, run_claim
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.ending import run_end, run_failure
+from delegation.runs.lease import LeaseKeeper
+from delegation.runs.writes import RunStopped, run_release
+from delegation.steps.step import Delivery, StepKind, run_step
+from delegation.steps.tool_calls import message_id_for
+from delegation.tree.ask import delegation_reattempt
 from delegation.usage.services import run_usage_from_ledger
 
 logger = logging.getLogger(__name__)

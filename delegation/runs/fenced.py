@@ -100,7 +100,7 @@ RESUMED = PreparedUpdate(
     )
 )
 WAITS_ON = PreparedSave(Run, "status")
-# ...or is resumed claimed already, by the worker that runs it next (delegation.services).
+# ...or is resumed claimed already, by the worker that runs it next (delegation.runs.claim).
 RESUMED_CLAIMED = PreparedUpdate(
     lambda: (_by_id(), _values(*CLAIMED, "queued_at", "waiting_since"))
 )

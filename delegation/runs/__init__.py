@@ -1,0 +1,1 @@
+"""The run engine: create, claim, lease, fenced writes, waits, resumption, the ways a run ends."""

@@ -1,0 +1,1 @@
+"""The delegation tree: the delegate tool, its guards, the turn's budget, asking and reporting."""
