@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -16,6 +17,7 @@ from config.celery_app import app
 logger = logging.getLogger(__name__)
 
 _pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 def enqueue(task: Task | str, *args: Any) -> None:
@@ -37,7 +39,7 @@ def _publish(task: Task, args: tuple[Any, ...]) -> None:
     if settings.CELERY_BROKER_URL:
         _send(task, args)
     else:
-        _in_process_pool().submit(_run_in_thread, task, args)
+        _submit(task, args)
 
 
 def task_by_name(name: str) -> Task:
@@ -64,13 +66,17 @@ def _send(task: Task, args: tuple[Any, ...]) -> None:
         logger.warning("broker unavailable, %s%r left for the sweeper: %s", task.name, args, exc)
 
 
-def _in_process_pool() -> ThreadPoolExecutor:
+def _submit(task: Task, args: tuple[Any, ...]) -> None:
+    """Run a task body on this process's pool (made on first use). Under the pool's lock, so
+    that work a task body sends while `wait_for_in_process_tasks` replaces the pool lands on
+    the old pool before its shutdown or on the new one, never on a pool shut down."""
     global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(
-            max_workers=settings.INPROCESS_WORKERS, thread_name_prefix="inprocess-task"
-        )
-    return _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(
+                max_workers=settings.INPROCESS_WORKERS, thread_name_prefix="inprocess-task"
+            )
+        _pool.submit(_run_in_thread, task, args)
 
 
 def _run_in_thread(task: Task, args: tuple[Any, ...]) -> None:
@@ -88,6 +94,9 @@ def wait_for_in_process_tasks() -> None:
     """Block until queued in-process tasks are done, and the tasks they queued (tests and
     benchmarks; replaces the pool)."""
     global _pool
-    while _pool is not None:
-        pool, _pool = _pool, None
+    while True:
+        with _pool_lock:
+            pool, _pool = _pool, None
+        if pool is None:
+            return
         pool.shutdown(wait=True, cancel_futures=False)
