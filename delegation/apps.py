@@ -1,4 +1,4 @@
-"""App config for delegation: runs, the run loop, and (later) sub-agent delegation."""
+"""App config for delegation: runs, the run engine, the delegation tree."""
 
 from django.apps import AppConfig
 
@@ -8,3 +8,10 @@ class DelegationConfig(AppConfig):
 
     name = "delegation"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        """An ended expert reports to its caller: the tree's hook in the engine."""
+        from delegation.runs.hooks import hooks_register
+        from delegation.tree.report import run_report
+
+        hooks_register(report=run_report)

@@ -16,7 +16,7 @@ class EvalsConfig(AppConfig):
         from agents.services import publish_gate_register
         from delegation.evals.gate import evals_publish_gate
         from delegation.evals.overrides import child_run_pin
-        from delegation.runs.hooks import child_pin_register
+        from delegation.runs.hooks import hooks_register
 
         publish_gate_register(evals_publish_gate)
-        child_pin_register(child_run_pin)
+        hooks_register(child_pins=child_run_pin)

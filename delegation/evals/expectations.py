@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from agents.models import Agent
 from agents.registry import get_tool
 from delegation.routing.models import Mode
-from delegation.tree.delegate_tool import DELEGATE
+from delegation.runs.transcript import DELEGATE
 
 # Each expectation, in the order reports list them, with its label.
 LABELS: dict[str, str] = {

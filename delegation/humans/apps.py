@@ -4,7 +4,7 @@ from django.apps import AppConfig
 
 
 class HumansConfig(AppConfig):
-    """Registers the ask_human and ask_user tools once apps are ready."""
+    """Registers the ask_human and ask_user tools and its engine hooks once apps are ready."""
 
     name = "delegation.humans"
     label = "humans"
@@ -12,4 +12,8 @@ class HumansConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        """Register the question tools and the app's hooks in the run engine."""
         from delegation.humans import tools  # noqa: F401  (registers ask_human, ask_user)
+        from delegation.humans.engine_hooks import hooks_install
+
+        hooks_install()

@@ -12,8 +12,8 @@ from delegation.routing.decide import RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
 from delegation.routing.selectors import run_policy
 from delegation.runs.emitter import RunEmitter
+from delegation.runs.transcript import DELEGATE
 from delegation.runs.writes import run_save_progress
-from delegation.tree.delegate_tool import DELEGATE
 from delegation.tree.guards import delegation_targets
 
 

@@ -15,7 +15,6 @@ from config.db.prepared import PreparedInsert
 from delegation.models import Run
 from delegation.runs.claim import HandOver, _ready
 from delegation.runs.hooks import child_config
-from delegation.tree.budget import budget_initial
 
 
 def pinned_config(agent: Agent) -> dict[str, Any]:
@@ -28,6 +27,15 @@ def pinned_config(agent: Agent) -> dict[str, Any]:
 
 # Every turn's run and every expert's: compiled once per connection.
 _NEW_RUN = PreparedInsert(Run)
+
+
+def budget_initial() -> dict[str, int]:
+    """The limits a new turn gets (from settings, so an operator can tune them)."""
+    return {
+        "max_delegations": settings.TURN_MAX_DELEGATIONS,
+        "max_model_calls": settings.TURN_MAX_MODEL_CALLS,
+        "max_tokens": settings.TURN_MAX_TOKENS,
+    }
 
 
 def run_create(

@@ -12,14 +12,12 @@ from django.utils.translation import gettext_lazy
 
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from delegation.models import FINAL_STATUSES, Run, RunStatus
-from delegation.routing.selectors import mode_of
-from delegation.routing.services import route_after_turn
 from delegation.runs.claim import HandOver
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.ended import run_mark_ended
+from delegation.runs.hooks import HOOKS, turn_completed_data
 from delegation.runs.transcript import asked_an_expert
 from delegation.runs.writes import run_finish, run_finish_elsewhere
-from delegation.tree.report import Caller, delegation_complete
 
 logger = logging.getLogger(__name__)
 
@@ -120,21 +118,8 @@ def _in_its_language(run: Run, error: dict[str, str] | None) -> dict[str, str] |
 def run_answer_ended(*, run: Run, emitter: RunEmitter) -> None:
     """The rest of the end of a turn's entry run whose answering step already saved it as
     succeeded (the step's own commit ran `run_finish`): close, tell, route. (An expert's is
-    `run_answer_reported`.)"""
+    reported to its caller in that commit: delegation.tree.report.run_answer_reported.)"""
     _after_end(run, RunStatus.SUCCEEDED, None, emitter, None)
-
-
-def run_answer_reported(
-    *, run: Run, emitter: RunEmitter, caller: Caller | None, hand_over: HandOver | None
-) -> None:
-    """Within the commit of an expert's answering step that saved its end: say it ended and
-    report to its caller (read locked before its end was saved, `delegation_caller`), so an
-    expert's answer, its end and its caller's resumption are one commit. Nothing else of an
-    end applies to it: its messages are complete, it has no expert working, it is not a turn
-    to route. The step marks it ended once committed (`run_mark_ended`)."""
-    emitter.closing = True
-    emitter.emit("run.completed", status=RunStatus.SUCCEEDED, usage=run.usage, error=None)
-    delegation_complete(child=run, caller=caller, hand_over=hand_over)
 
 
 def _after_end(
@@ -157,11 +142,12 @@ def _after_end(
         emitter.emit("error", code=error["code"], message=error["message"])
         _failure_note(run, emitter, status, error)
     if run.parent_id is None and status == RunStatus.SUCCEEDED:
-        route_after_turn(run=run)  # memory is written before the turn is reported done
-    mode = {"mode": mode_of(run)} if run.parent_id is None else {}
-    emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error), **mode)
+        for succeeded in HOOKS.turn_succeeded:  # (routing's memory: before the turn is done)
+            succeeded(run)
+    extra = turn_completed_data(run) if run.parent_id is None else {}
+    emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error), **extra)
     if run.parent_id:
-        delegation_complete(child=run, hand_over=hand_over)
+        HOOKS.report(run, hand_over)  # (delegation.tree.report)
 
 
 def run_stop(*, run: Run) -> bool:

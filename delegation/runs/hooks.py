@@ -1,31 +1,98 @@
-"""The engine's hooks: what feature apps plug into a run's life, so the engine never imports them.
+"""The engine's hooks: what the tree and the feature apps plug into a run's life, unimported.
 
-A feature registers its function in its AppConfig.ready(); the engine calls every registered
-function at its point of the run's life, in the order they were registered.
+The engine (delegation.runs, .tree, .steps) never imports the features above it (humans, evals)
+nor, from runs/, the tree and routing: it calls what they registered here, in their
+AppConfig.ready(). Each hook has a default that does nothing, so the engine runs alone (tests of
+it, and a deployment without a feature). The import-linter contract "delegation: evals -> …"
+in .importlinter holds the direction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Expression, Value
 
 from delegation.models import Run
 
-# A new expert's run, before it is written: its pinned config, as the feature would have it
-# (e.g. an eval turn's draft), given the model calls its delegation granted it.
-ChildPin = Callable[[Run, int], dict[str, Any]]
-_child_pins: list[ChildPin] = []
+if TYPE_CHECKING:
+    from delegation.runs.claim import HandOver
+    from delegation.runs.emitter import RunEmitter
 
 
-def child_pin_register(pin: ChildPin) -> None:
-    """Have `pin` adjust the config of every expert's run before it is written."""
-    if pin not in _child_pins:
-        _child_pins.append(pin)
+def _nothing(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+@dataclass
+class Hooks:
+    """Everything registered, each with its default."""
+
+    # A run with a caller ended: report it to the caller (delegation.tree.report).
+    report: Callable[[Run, HandOver | None], None] = _nothing
+    # A turn's entry run succeeded, before it is reported done (routing: session memory).
+    turn_succeeded: list[Callable[[Run], None]] = field(default_factory=list)
+    # What a turn's `run.completed` event adds (routing: its mode).
+    completed_data: list[Callable[[Run], dict[str, Any]]] = field(default_factory=list)
+    # A new expert's run, before it is written: its config, as a feature pins it (evals'
+    # drafts), given the model calls its delegation granted it.
+    child_pins: list[Callable[[Run, int], dict[str, Any]]] = field(default_factory=list)
+    # Whether a run waits for a person: an expression on the run's rows (`OuterRef("pk")`).
+    person_waits: Callable[[], Expression] = lambda: Value(False)
+    # One row of the activity log (humans): kind, run, summary, data.
+    activity: Callable[..., None] = _nothing
+    # Whether a run's agent has its answers checked (then its answer is not its end).
+    answers_checked: Callable[[Run], bool] = lambda run: False
+    # The checks an entry run's answer is rated from ((agent name, check) pairs).
+    turn_checks: Callable[[Run], list[tuple[str, dict[str, Any]]]] = lambda run: []
+    # Judge a run's answer before its end: its check, a fallback, the turn's rating.
+    answer_judged: Callable[..., None] = _nothing
+    # What a checked expert's result says to its caller's model (the result body, adjusted).
+    checked_result: Callable[[Run, dict[str, Any]], dict[str, Any]] = lambda run, body: body
+    # Whether a tool call waits for a person (a question, an approval), and that wait.
+    person_wanted: Callable[[Run, str, dict[str, Any], str], bool] = lambda *args: False
+    person_call: Callable[..., str | None] = _nothing
+
+
+HOOKS = Hooks()
+
+
+def hooks_register(**registered: Any) -> None:
+    """Register hooks by name (`report=…`); a list hook gets each function added once."""
+    for name, function in registered.items():
+        current = getattr(HOOKS, name)  # AttributeError: no such hook
+        if isinstance(current, list):
+            if function not in current:
+                current.append(function)
+        else:
+            setattr(HOOKS, name, function)
 
 
 def child_config(child: Run, *, calls_granted: int) -> dict[str, Any]:
-    """The config a new expert's run pins, after every registered `ChildPin`."""
+    """The config a new expert's run pins, after every registered child pin."""
     config = child.agent_config
-    for pin in _child_pins:
+    for pin in HOOKS.child_pins:
         child.agent_config = config = pin(child, calls_granted)
     return config
+
+
+def turn_completed_data(run: Run) -> dict[str, Any]:
+    """What a turn's `run.completed` event carries besides its status and usage."""
+    data: dict[str, Any] = {}
+    for extra in HOOKS.completed_data:
+        data |= extra(run)
+    return data
+
+
+def answer_judged(
+    *,
+    run: Run,
+    emitter: RunEmitter,
+    answer: str,
+    checks: list[tuple[str, dict[str, Any]]] | None,
+    hand_over: HandOver | None,
+) -> None:
+    """Judge the run's answer before its end (sets `run.validation` and the turn's rating)."""
+    HOOKS.answer_judged(run=run, emitter=emitter, answer=answer, checks=checks, hand_over=hand_over)

@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from delegation.models import Run
-from delegation.tree.delegate_tool import DELEGATE
+
+DELEGATE = "delegate"  # the delegate tool's name (delegation.tree.delegate_tool)
 
 
 def pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:

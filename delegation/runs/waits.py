@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from config.db import row_or_none
 from config.db.prepared import PreparedLookup
-from delegation.humans.models import InboxItem, ItemStatus
 from delegation.models import FINAL_STATUSES, WAIT_STATUSES, Run, RunStatus
 from delegation.runs.claim import NONE_ENDED, HandOver, _ready
 from delegation.runs.fenced import (
@@ -21,6 +20,7 @@ from delegation.runs.fenced import (
     WAITS_ON,
     claimed,
 )
+from delegation.runs.hooks import HOOKS
 from delegation.runs.writes import run_wait
 
 
@@ -28,11 +28,11 @@ def with_waits(runs: QuerySet[Run], *, besides: Any = None) -> QuerySet[Run]:
     """`runs` with what each still waits for, read in the same statement (`waits_of` reads it
     back): `person` (an inbox item pending) and `expert` (an expert working; `besides`: other
     than the expert of that key, one ending in this transaction)."""
-    person = InboxItem.objects.filter(run_id=OuterRef("pk"), status=ItemStatus.PENDING)
+    person = HOOKS.person_waits()  # (an inbox item pending: delegation.humans)
     expert = Run.objects.filter(parent_id=OuterRef("pk")).exclude(status__in=FINAL_STATUSES)
     if besides is not None:
         expert = expert.exclude(pk=besides)
-    return runs.annotate(person=Exists(person), expert=Exists(expert))
+    return runs.annotate(person=person, expert=Exists(expert))
 
 
 @dataclass(frozen=True)

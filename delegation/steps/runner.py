@@ -11,21 +11,15 @@ from django.conf import settings
 from django.utils import timezone, translation
 
 from agents.providers.base import ProviderError
-from delegation.humans.activity import activity_record
-from delegation.humans.fallback import RESTARTS, fallback_plan
-from delegation.humans.models import ActivityKind, Verdict
-from delegation.humans.reviews import turn_assess
-from delegation.humans.validation import Check, answer_check
 from delegation.models import Run, RunStatus
 from delegation.routing.services import route_turn
 from delegation.runs.claim import Claimed, Handed, HandOver, run_claim
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.ending import run_end, run_failure
+from delegation.runs.hooks import HOOKS, answer_judged
 from delegation.runs.lease import LeaseKeeper
 from delegation.runs.writes import RunStopped, run_release
 from delegation.steps.step import Delivery, StepKind, run_step
-from delegation.steps.tool_calls import message_id_for
-from delegation.tree.ask import delegation_reattempt
 from delegation.usage.services import run_usage_from_ledger
 
 logger = logging.getLogger(__name__)
@@ -117,36 +111,15 @@ def _advance(delivery: Delivery, task_started: float) -> AdvanceOutcome:
 def _answered(
     delivery: Delivery, answer: str, checks: list[tuple[str, dict[str, Any]]] | None
 ) -> AdvanceOutcome:
-    """End a run that answered, after its answer was checked where its agent asks for it: an
-    expert's invalid answer takes the next step of its fallback chain (a new attempt starts
-    before this run ends, so its caller keeps waiting); the entry agent's answer is rated from
-    the checks of the turn (`checks`, when its step read them) and queued for review when one
-    failed."""
+    """End a run that answered, after its answer was judged where its agent asks for it (the
+    `answer_judged` hook: a check, a fallback attempt started before this run ends so its
+    caller keeps waiting, the entry agent's answer rated from the turn's `checks`)."""
     run, emitter = delivery.run, delivery.emitter
-    check = answer_check(run=run, answer=answer)
-    if check is not None:
-        check.outcome = "accepted" if check.valid else _fallback(run, check, delivery.hand_over)
-        run.validation = check.as_dict()
-        Verdict.objects.filter(pk=check.verdict_id).update(outcome=check.outcome)
-    if run.parent_id is None:
-        final = message_id_for(run, "text", max(0, run.steps - 1))
-        turn_assess(run=run, emitter=emitter, message_id=final, answer=answer, checks=checks)
+    answer_judged(
+        run=run, emitter=emitter, answer=answer, checks=checks, hand_over=delivery.hand_over
+    )
     # (saves the quality too)
     return _end(run, emitter, delivery.hand_over, RunStatus.SUCCEEDED, answer=answer)
-
-
-def _fallback(run: Run, check: Check, hand_over: HandOver | None) -> str:
-    """The fallback step taken for an invalid answer (an expert's; the entry agent's has no
-    caller to ask again: it is passed on marked low confidence)."""
-    if run.parent_id is None:
-        return "low_confidence"
-    plan = fallback_plan(child=run, issue=check.issue)
-    if plan.step in RESTARTS:
-        run.validation = {**check.as_dict(), "outcome": plan.step}  # read by the attempt
-        if delegation_reattempt(child=run, plan=plan, hand_over=hand_over) is not None:
-            return plan.step
-        return "low_confidence"
-    return plan.step
 
 
 def _end(
@@ -165,8 +138,8 @@ def _end(
     if not ended:
         return AdvanceOutcome("stopped")
     if error:
-        activity_record(
-            kind=ActivityKind.ERROR,
+        HOOKS.activity(
+            kind="error",
             run=run,
             summary=f"{run.agent_config['display_name']} {status}: {error['message']}",
             data={"code": error["code"], "detail": error.get("detail", "")[:500]},

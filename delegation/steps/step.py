@@ -18,15 +18,14 @@ from django.db import transaction
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool
-from delegation.humans.reviews import turn_checks
-from delegation.humans.validation import answers_checked
 from delegation.models import Run, RunStatus
 from delegation.runs.claim import NONE_ENDED, HandOver
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.ended import run_mark_ended
-from delegation.runs.ending import run_answer_ended, run_answer_reported
+from delegation.runs.ending import run_answer_ended
+from delegation.runs.hooks import HOOKS
 from delegation.runs.lease import LeaseKeeper
-from delegation.runs.transcript import pending_tool_calls
+from delegation.runs.transcript import DELEGATE, pending_tool_calls
 from delegation.runs.writes import RunStopped, run_finish
 from delegation.steps.citations import citations_for, retrieved_passages
 from delegation.steps.prompting import effective_tools, model_request
@@ -41,8 +40,7 @@ from delegation.steps.tool_calls import (
     tool_calls_start,
 )
 from delegation.tree.budget import budget_lock_turn, budget_reserved_call, budget_take_model_call
-from delegation.tree.delegate_tool import DELEGATE
-from delegation.tree.report import delegation_caller_held
+from delegation.tree.report import delegation_caller_held, run_answer_reported
 from delegation.usage.services import CallHold, Charge, usage_charge, usage_hold
 
 
@@ -286,9 +284,9 @@ def _checks_to_rate(run: Run) -> list[tuple[str, dict[str, Any]]] | None:
     """What the run's answer still needs once its step is saved: None, a check (its agent
     checks answers; a fallback attempt may start before the run ends); else the checks the
     turn's answer is rated from (the entry agent's: its experts'; none for an expert)."""
-    if answers_checked(run):
+    if HOOKS.answers_checked(run):
         return None
-    return turn_checks(run=run) if run.parent_id is None else []
+    return HOOKS.turn_checks(run) if run.parent_id is None else []
 
 
 def _save_as_end(run: Run, emitter: RunEmitter, answer: str) -> None:

@@ -15,11 +15,11 @@ from agents.registry import Tool, ToolContext, ToolResult, execute
 from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.db.prepared import PreparedLookup
-from delegation.humans.waits import arguments_problem, human_call, needs_person
 from delegation.models import Run, RunStatus
 from delegation.runs.claim import HandOver
 from delegation.runs.emitter import RunEmitter
-from delegation.runs.transcript import arguments_shown
+from delegation.runs.hooks import HOOKS
+from delegation.runs.transcript import DELEGATE, arguments_shown
 from delegation.runs.waits import run_wait_or_continue
 from delegation.runs.writes import run_save_progress, run_wait
 from delegation.steps.citations import (
@@ -29,7 +29,6 @@ from delegation.steps.citations import (
     renumber,
 )
 from delegation.tree.ask import delegation_begin
-from delegation.tree.delegate_tool import DELEGATE
 from delegation.tree.report import delegation_result
 
 
@@ -106,10 +105,8 @@ def _call(calls: Calls, call: dict[str, Any], message_id: uuid.UUID) -> str | No
             message_id=message_id,
             hand_over=calls.hand_over,
         )
-    if needs_person(run, name, tools) and not arguments_problem(
-        tools[name], call["function"]["arguments"]
-    ):
-        return human_call(run, emitter, call, message_id, tools)
+    if HOOKS.person_wanted(run, name, tools, call["function"]["arguments"]):
+        return HOOKS.person_call(run, emitter, call, message_id, tools)
     return _tool(run, emitter, call, message_id, tools)
 
 

@@ -13,16 +13,14 @@ from agents.models import Agent
 from chat.events import emit, envelope
 from chat.models import MessageRole, MessageStatus
 from chat.services import message_upsert
-from delegation.humans.activity import activity_record
-from delegation.humans.fallback import Plan, attempts_of
-from delegation.humans.models import ActivityKind
 from delegation.models import Run
 from delegation.runs.claim import HandOver
 from delegation.runs.create import run_start_child
 from delegation.runs.emitter import RunEmitter, agent_tag
-from delegation.runs.transcript import arguments_shown
+from delegation.runs.hooks import HOOKS
+from delegation.runs.transcript import DELEGATE, arguments_shown
 from delegation.tree.budget import budget_lock_turn, budget_take_delegation
-from delegation.tree.delegate_tool import DELEGATE, child_prompt, delegate_arguments
+from delegation.tree.delegate_tool import child_prompt, delegate_arguments
 from delegation.tree.guards import DelegationRefused, delegation_check
 
 
@@ -72,8 +70,8 @@ def delegation_begin(
             caller, emitter, call, message_id, arguments, MessageStatus.STREAMING, delegation=info
         )
         emitter.emit("delegation.started", message_id, call_id=call["id"], **info)
-        activity_record(
-            kind=ActivityKind.DELEGATION_ASKED,
+        HOOKS.activity(
+            kind="delegation_asked",
             run=caller,
             summary=f"{caller.agent_config['display_name']} asked {target.display_name}: "
             f"{arguments['task'][:300]}",
@@ -114,8 +112,8 @@ def _refuse(
         "task": arguments.get("task") if isinstance(arguments, dict) else None,
     }
     error = {"code": code, "message": message}
-    activity_record(
-        kind=ActivityKind.DELEGATION_REFUSED,
+    HOOKS.activity(
+        kind="delegation_refused",
         run=caller,
         summary=f"{caller.agent_config['display_name']} could not ask {target}: {message}",
         data={"target": target, "code": code},
@@ -164,11 +162,14 @@ def _save_message(
     )
 
 
-def delegation_reattempt(*, child: Run, plan: Plan, hand_over: HandOver | None) -> Run | None:
-    """Start the fallback's new attempt for the delegate call `child` answered (the same
-    expert again, or the next-best one), as a new delegation message of the caller; None when
-    the caller ended or the turn's budget has no delegation left. Called by the child before
-    it ends, so the caller never sees the call without an unfinished attempt."""
+def delegation_reattempt(
+    *, child: Run, target: Agent, task: str, step: str, hand_over: HandOver | None
+) -> Run | None:
+    """Start a fallback's new attempt (`step`: "retry" or "next_expert") for the delegate call
+    `child` answered: `target` (the same expert again, or the next-best one) asked `task`, as
+    a new delegation message of the caller; None when the caller ended or the turn's budget
+    has no delegation left. Called by the child before it ends, so the caller never sees the
+    call without an unfinished attempt."""
     call_id = child.parent_tool_call_id
     with transaction.atomic():
         if child.parent_id != child.root_id:  # (the root first, as a stop locks the tree)
@@ -178,7 +179,7 @@ def delegation_reattempt(*, child: Run, plan: Plan, hand_over: HandOver | None) 
             .select_related("root", "user")
             .get(pk=child.parent_id)
         )
-        if caller.is_final or plan.target is None:
+        if caller.is_final:
             return None
         # A delegation, and the attempt's first model call (its caller's next was taken
         # with the delegation the attempt replaces).
@@ -187,15 +188,15 @@ def delegation_reattempt(*, child: Run, plan: Plan, hand_over: HandOver | None) 
         )
         if calls_left is None:
             return None
-        target = plan.target
-        attempt = len(attempts_of(caller_id=caller.id, call_id=call_id)) + 1
-        words = "retry" if plan.step == "retry" else "second opinion"
+        attempts = Run.objects.filter(parent_id=caller.id, parent_tool_call_id=call_id)
+        attempt = attempts.count() + 1
+        words = "retry" if step == "retry" else "second opinion"
         issue = (child.validation or {}).get("issue", "")
         new = run_start_child(
             caller=caller,
             target=target,
             call_id=call_id,
-            prompt=plan.task,
+            prompt=task,
             reason=f"Fallback ({words}): {child.agent_config['display_name']}'s answer was "
             f"judged invalid: {issue}",
             max_steps=calls_left,
@@ -206,10 +207,10 @@ def delegation_reattempt(*, child: Run, plan: Plan, hand_over: HandOver | None) 
             "run_id": str(new.id),
             "target": target.name,
             "display_name": target.display_name,
-            "task": plan.task,
+            "task": task,
             "status": "running",
             "attempt": attempt,
-            "fallback": plan.step,
+            "fallback": step,
             "previous_run_id": str(child.id),
         }
         message_upsert(
@@ -222,7 +223,7 @@ def delegation_reattempt(*, child: Run, plan: Plan, hand_over: HandOver | None) 
             tool={
                 "call_id": call_id,
                 "name": DELEGATE,
-                "arguments": {"target": target.name, "task": plan.task},
+                "arguments": {"target": target.name, "task": task},
                 "delegation": info,
             },
         )
@@ -236,11 +237,11 @@ def delegation_reattempt(*, child: Run, plan: Plan, hand_over: HandOver | None) 
                 data={"call_id": call_id, **info},
             )
         )
-        activity_record(
-            kind=ActivityKind.FALLBACK,
+        HOOKS.activity(
+            kind="fallback",
             run=child,
             summary=f"{child.agent_config['display_name']}'s answer was judged invalid; "
             f"{words}: asking {target.display_name}",
-            data={"step": plan.step, "new_run_id": str(new.id), "issue": issue},
+            data={"step": step, "new_run_id": str(new.id), "issue": issue},
         )
     return new

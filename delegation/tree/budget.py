@@ -7,23 +7,14 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import connection
 from django.db.models import F, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from config.db.prepared import PreparedLookup
 from delegation.models import Run
+from delegation.runs.create import budget_initial
 from delegation.usage.models import UsageRecord
-
-
-def budget_initial() -> dict[str, int]:
-    """The limits a new turn gets (from settings, so an operator can tune them)."""
-    return {
-        "max_delegations": settings.TURN_MAX_DELEGATIONS,
-        "max_model_calls": settings.TURN_MAX_MODEL_CALLS,
-        "max_tokens": settings.TURN_MAX_TOKENS,
-    }
 
 
 @dataclass(frozen=True)

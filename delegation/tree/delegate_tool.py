@@ -6,8 +6,7 @@ import json
 from typing import Any
 
 from agents.models import Agent
-
-DELEGATE = "delegate"
+from delegation.runs.transcript import DELEGATE
 
 
 def delegate_tool_schema(targets: list[Agent]) -> dict[str, Any]:

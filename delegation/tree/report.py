@@ -17,13 +17,10 @@ from chat.events import emit, envelope
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.db.prepared import PreparedLookup
-from delegation.humans.activity import activity_record
-from delegation.humans.fallback import suggestion
-from delegation.humans.models import ActivityKind
-from delegation.humans.validation import is_low
 from delegation.models import Run, RunStatus
 from delegation.runs.claim import HandOver, with_what_steps_use
-from delegation.runs.emitter import agent_tag
+from delegation.runs.emitter import RunEmitter, agent_tag
+from delegation.runs.hooks import HOOKS
 from delegation.runs.waits import Waits, run_resume_if_ready, waits_of, with_waits
 
 FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reason)
@@ -46,34 +43,14 @@ FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reaso
 
 
 def delegation_result(*, child: Run) -> str:
-    """The tool result content a finished child gives its caller's model: its answer (marked
-    when a validator checked it), or a failure as a structured error."""
+    """The tool result content a finished child gives its caller's model: its answer (as the
+    check of it has it said, when its answers are checked: the `checked_result` hook), or a
+    failure as a structured error."""
     name = child.agent_config["display_name"]
-    check = child.validation or {}
-    outcome = check.get("outcome")
-    if child.status == RunStatus.SUCCEEDED and outcome == "unanswered":
-        body: dict[str, Any] = {
-            "ok": False,
-            "status": "unanswered",
-            "error": {
-                "code": "answer_invalid",
-                "message": _(
-                    "The %(name)s could not answer this reliably (%(issue)s). Say so honestly "
-                    "and suggest asking %(who)s."
-                )
-                % {"name": name, "issue": check.get("issue"), "who": suggestion(child=child)},
-            },
-        }
-    elif child.status == RunStatus.SUCCEEDED:
-        body = {"ok": True, "result": {"agent": name, "answer": child.answer}}
-        if outcome == "low_confidence" or (check.get("valid") and is_low(check)):
-            body["result"]["confidence"] = "low"
-            body["result"]["validation"] = {"valid": check["valid"], "issue": check.get("issue")}
-            body["result"]["note"] = _(
-                "This answer could not be verified: tell the user it is uncertain."
-            )
-        elif check:
-            body["result"]["confidence"] = "high"
+    if child.status == RunStatus.SUCCEEDED:
+        body: dict[str, Any] = {"ok": True, "result": {"agent": name, "answer": child.answer}}
+        if child.validation:
+            body = HOOKS.checked_result(child, body)
     else:
         code, with_reason, bare = FAILURE_WORDS.get(child.status, FAILURE_WORDS[RunStatus.FAILED])
         reason = (child.error or {}).get("message", "")
@@ -237,8 +214,8 @@ def delegation_complete(
             )
         )
         ok = result["ok"] and child.status == RunStatus.SUCCEEDED
-        activity_record(
-            kind=ActivityKind.DELEGATION_ANSWERED if ok else ActivityKind.DELEGATION_FAILED,
+        HOOKS.activity(
+            kind="delegation_answered" if ok else "delegation_failed",
             run=child,
             summary=f"{child.agent_config['display_name']} → "
             f"{parent.agent_config['display_name']}: {status}: {summary[:300]}",
@@ -253,3 +230,21 @@ def delegation_complete(
             hand_over=hand_over,
             experts_ended=MappingProxyType(ended),
         )
+
+
+def run_answer_reported(
+    *, run: Run, emitter: RunEmitter, caller: Caller | None, hand_over: HandOver | None
+) -> None:
+    """Within the commit of an expert's answering step that saved its end: say it ended and
+    report to its caller (read locked before its end was saved, `delegation_caller_held`), so
+    an expert's answer, its end and its caller's resumption are one commit. Nothing else of an
+    end applies to it: its messages are complete, it has no expert working, it is not a turn
+    to route. The step marks it ended once committed (`run_mark_ended`)."""
+    emitter.closing = True
+    emitter.emit("run.completed", status=RunStatus.SUCCEEDED, usage=run.usage, error=None)
+    delegation_complete(child=run, caller=caller, hand_over=hand_over)
+
+
+def run_report(run: Run, hand_over: HandOver | None) -> None:
+    """The engine's report hook: an ended run with a caller reports to it (`run_end`)."""
+    delegation_complete(child=run, hand_over=hand_over)

@@ -14,8 +14,9 @@ from django.db.models import Q
 from chat.models import ChatMessage, MessageRole
 from delegation.humans.models import Activity, ActivityKind
 from delegation.models import Run, RunStatus
+from delegation.runs.hooks import HOOKS
 from delegation.tasks import advance_run
-from delegation.tree import ask, budget, report
+from delegation.tree import budget, report
 from delegation.usage.models import UsageRecord
 from tests.delegation.conftest import make_team
 from tests.delegation.test_runner import start_run
@@ -45,7 +46,7 @@ def assert_counted_once(root: Run, team) -> None:
 
 def failing_activity(monkeypatch, fails) -> list:
     """Activity rows fail to write while `fails(row, failed so far)`: the rows that failed."""
-    record, failures = report.activity_record, []
+    record, failures = HOOKS.activity, []
 
     def flaky(**row):
         if fails(row, failures):
@@ -53,8 +54,7 @@ def failing_activity(monkeypatch, fails) -> list:
             raise DatabaseError("the activity row's write failed")
         return record(**row)
 
-    monkeypatch.setattr(ask, "activity_record", flaky)
-    monkeypatch.setattr(report, "activity_record", flaky)
+    monkeypatch.setattr(HOOKS, "activity", flaky)
     return failures
 
 
