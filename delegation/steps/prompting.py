@@ -39,10 +39,9 @@ def model_request(run: Run, tools: dict[str, Tool], final: bool) -> ModelRequest
 
 
 def _targets(run: Run) -> list[Any]:
-    """Who the run may delegate to, looked up once per delivery."""
-    if not hasattr(run, "_delegation_targets"):
-        run._delegation_targets = delegation_targets(caller=run)  # type: ignore[attr-defined]
-    return run._delegation_targets  # type: ignore[attr-defined]
+    """Who the run may delegate to, as its first delivery in this process read them
+    (delegation.runs.per_run; what is asked is checked when it is asked)."""
+    return per_run(run, "targets", lambda: delegation_targets(caller=run))
 
 
 def model_messages(run: Run) -> list[dict[str, Any]]:
