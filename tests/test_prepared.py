@@ -215,7 +215,7 @@ def test_a_claim_waits_for_the_row_lock_another_worker_holds():
 
     def claim() -> None:
         try:
-            claimed.append(run_claim(run_id=run.id)[0].run)
+            claimed.append(run_claim(run_id=run.id)[0])  # (None: it stood back)
         finally:
             connection.close()  # this thread's own connection
 
