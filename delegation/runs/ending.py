@@ -16,7 +16,7 @@ from delegation.runs.claim import HandOver
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.ended import run_mark_ended
 from delegation.runs.hooks import HOOKS, turn_completed_data
-from delegation.runs.transcript import asked_an_expert
+from delegation.runs.transcript import awaits_an_expert
 from delegation.runs.writes import run_finish, run_finish_elsewhere
 
 logger = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ def _after_end(
     _close_open_messages(run, emitter, status)
     # A call gets its result only once its last child ended, and the model is asked again only
     # when every call has its result: only an unanswered delegate call can have experts working.
-    if emitter.foreign or asked_an_expert(run, unanswered_only=True):
+    if emitter.foreign or awaits_an_expert(run):
         for child in run.children.exclude(status__in=FINAL_STATUSES):
             run_stop(run=child)
     if error:

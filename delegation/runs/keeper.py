@@ -78,16 +78,18 @@ class Keeper:
             self._offers[checkpoint.message_id] = (checkpoint, text, seq)
             self._wake_by(checkpoint.due)
 
-    def withdraw(self, checkpoint: Writable, *, settled: bool = False) -> None:
-        """Forget an offer not yet written (the stream saves its end itself); `settled` also
-        waits for a write of it already under way, so that no older text lands after the
-        caller's own save."""
+    def withdraw(self, checkpoint: Writable) -> None:
+        """Forget an offer not yet written (the stream saves its end itself)."""
         with self._changed:
             if self._offers.get(checkpoint.message_id, (None,))[0] is checkpoint:
                 del self._offers[checkpoint.message_id]
-        if settled:
-            with self._writing:
-                pass
+
+    def withdraw_settled(self, checkpoint: Writable) -> None:
+        """`withdraw`, then wait for a write of it already under way, so that no older text
+        lands after the caller's own save."""
+        self.withdraw(checkpoint)
+        with self._writing:
+            pass
 
     def flush(self) -> None:
         """Write every offer made before this call, due or not, on the calling thread (a

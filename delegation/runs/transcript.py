@@ -22,15 +22,24 @@ def pending_tool_calls(transcript: list[dict[str, Any]]) -> list[tuple[int, dict
     return []
 
 
-def asked_an_expert(run: Run, *, unanswered_only: bool = False) -> bool:
-    """Whether the run's transcript has a delegate call; with `unanswered_only`, one of the last
-    step still without its result (True when the transcript was not read: it cannot say no)."""
+def asked_an_expert(run: Run) -> bool:
+    """Whether the run's transcript has a delegate call (True when the transcript was not
+    read: it cannot say no)."""
     if "transcript" in run.get_deferred_fields():
         return True
-    if unanswered_only:
-        calls = [call for _, call in pending_tool_calls(run.transcript)]
-    else:
-        calls = [call for entry in run.transcript for call in entry.get("tool_calls") or ()]
+    calls = [call for entry in run.transcript for call in entry.get("tool_calls") or ()]
+    return _delegates(calls)
+
+
+def awaits_an_expert(run: Run) -> bool:
+    """Whether the run's last step has a delegate call still without its result: only then can
+    experts of it be working (True when the transcript was not read: it cannot say no)."""
+    if "transcript" in run.get_deferred_fields():
+        return True
+    return _delegates([call for _, call in pending_tool_calls(run.transcript)])
+
+
+def _delegates(calls: list[dict[str, Any]]) -> bool:
     return any(call["function"]["name"] == DELEGATE for call in calls)
 
 

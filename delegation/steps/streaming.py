@@ -80,7 +80,7 @@ class MessageStream:
     def persist(self) -> None:
         """Save the text so far, still streaming (the run's end closes the message)."""
         if self._started:
-            checkpoints().withdraw(self._checkpoint, settled=True)
+            checkpoints().withdraw_settled(self._checkpoint)
             self._save(MessageStatus.STREAMING)
             self.emitter.streaming.add(self.message_id)  # reopened if its end was undone
 
@@ -90,7 +90,7 @@ class MessageStream:
         the saved message, without changing its status or emitting."""
         if not self._started:
             return
-        checkpoints().withdraw(self._checkpoint, settled=True)
+        checkpoints().withdraw_settled(self._checkpoint)
         shown = self.text[: self._sent]
         rows = ChatMessage.objects.filter(pk=self.message_id)
         saved = rows.values_list("content", "status").first()
