@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, router, transaction
@@ -33,6 +33,8 @@ from django.db.models.constants import OnConflict
 from django.db.models.query import get_related_populators
 from django.db.models.sql import InsertQuery, UpdateQuery
 from django.db.transaction import TransactionManagementError
+
+M = TypeVar("M", bound=Model)
 
 if TYPE_CHECKING:
     from django.db.backends.base.base import BaseDatabaseWrapper
@@ -330,7 +332,7 @@ class PreparedInsert:
         self.update_fields, self.unique_fields = tuple(update_fields), tuple(unique_fields)
         self._compiled = _PerConnection()
 
-    def insert(self, obj: Model) -> Model:
+    def insert(self, obj: M) -> M:
         """Insert `obj` (its key read back when the database numbers it); `obj` itself."""
         using = router.db_for_write(self.model, instance=obj)
         numbered = getattr(obj, self.model._meta.pk.attname) is None

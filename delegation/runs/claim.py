@@ -50,7 +50,7 @@ class Handed:
     expert whose end resumed it, by its call id (`experts_ended`: its result needs no read)."""
 
     run_id: Any
-    token: uuid.UUID
+    token: uuid.UUID | None
     run: Run | None = None
     since: float = 0.0
     experts_ended: Mapping[str, Run] = field(default_factory=lambda: NONE_ENDED)
