@@ -24,17 +24,21 @@ def advance_run(self, run_id: str) -> str:  # noqa: ANN001  (Celery's bound task
     handed = None
     while True:
         hand_over = _hand_over(worker)
-        outcome = run_advance(
-            run_id=run_id,
-            worker=worker,
-            task_started=started,
-            handed=handed,
-            hand_over=hand_over,
-        )
+        try:
+            outcome = run_advance(
+                run_id=run_id,
+                worker=worker,
+                task_started=started,
+                handed=handed,
+                hand_over=hand_over,
+            )
+        except BaseException:  # (a soft time limit too): what it handed on goes to the queue
+            if hand_over is not None and hand_over.next is not None:
+                run_hand_back(handed=hand_over.next)
+            raise
         handed = hand_over.next if hand_over is not None else None
         if outcome.retry_in and not self.request.called_directly:
-            if handed is not None:  # (a run this delivery could not claim made nothing ready)
-                run_hand_back(handed=handed)
+            # (a run this delivery could not claim made nothing ready: nothing to hand back)
             raise self.retry(args=[run_id], countdown=outcome.retry_in)
         if outcome.continue_later:
             enqueue(advance_run, run_id)

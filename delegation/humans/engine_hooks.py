@@ -33,10 +33,15 @@ def hooks_install() -> None:
         person_wanted=person_wanted,
         person_call=human_call,
         answers_checked=answers_checked,
-        turn_checks=lambda run: turn_checks(run=run),
+        turn_checks=turn_checks_of,
         answer_judged=answer_judge,
         checked_result=checked_result,
     )
+
+
+def turn_checks_of(run: Run) -> list[tuple[str, dict[str, Any]]]:
+    """The checks an entry run's answer is rated from (`turn_checks`)."""
+    return turn_checks(run=run)
 
 
 def person_waits() -> Exists:

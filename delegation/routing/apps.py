@@ -14,11 +14,7 @@ class RoutingConfig(AppConfig):
     def ready(self) -> None:
         """Register routing's hooks in the run engine: a turn's session memory, and its mode
         on the turn's `run.completed` event."""
-        from delegation.routing.selectors import mode_of
-        from delegation.routing.services import route_after_turn
+        from delegation.routing.services import route_after_turn_hook, turn_mode_data
         from delegation.runs.hooks import hooks_register
 
-        hooks_register(
-            turn_succeeded=lambda run: route_after_turn(run=run),
-            completed_data=lambda run: {"mode": mode_of(run)},
-        )
+        hooks_register(turn_succeeded=route_after_turn_hook, completed_data=turn_mode_data)

@@ -10,7 +10,7 @@ from typing import Any
 from delegation.models import Run
 from delegation.routing.decide import RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
-from delegation.routing.selectors import run_policy
+from delegation.routing.selectors import mode_of, run_policy
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.transcript import DELEGATE
 from delegation.runs.writes import run_save_progress
@@ -63,3 +63,13 @@ def _delegate_call(run: Run, target: str, reason: str) -> dict[str, Any]:
             }
         ],
     }
+
+
+def route_after_turn_hook(run: Run) -> None:
+    """The engine's `turn_succeeded` hook: the turn's session memory (`route_after_turn`)."""
+    route_after_turn(run=run)
+
+
+def turn_mode_data(run: Run) -> dict[str, str]:
+    """The engine's `completed_data` hook: the turn's mode on its `run.completed` event."""
+    return {"mode": mode_of(run)}

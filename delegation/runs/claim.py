@@ -26,6 +26,7 @@ from delegation.runs.fenced import (
     HEARTBEAT,
     held,
 )
+from delegation.runs.transcript import pending_tool_calls
 from delegation.runs.writes import _lease
 
 logger = logging.getLogger(__name__)
@@ -202,7 +203,8 @@ def run_claim(
                 run.worker,
                 run.lease_expires_at,
             )
-            run.reserved_call = None  # (saved with the run's next write)
+            if not pending_tool_calls(run.transcript):  # (its reserved call may have been made)
+                run.reserved_call = None  # (saved with the run's next write)
         _take(run, worker=worker)
         # As save(update_fields=...) without its signals: nothing listens to a claim.
         if not CLAIM.save(run):  # as save(update_fields=...) says of a row gone meanwhile

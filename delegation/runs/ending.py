@@ -151,8 +151,12 @@ def _after_end(
 
 
 def run_stop(*, run: Run) -> bool:
-    """Cancel a run and everything below it; a stopped expert's caller goes on without it."""
+    """Cancel a run and everything below it; a stopped expert's caller goes on without it.
+    Lock order: the caller first (the stopped expert reports to it in this transaction), then
+    the subtree by depth, as every transaction that locks two runs of a tree does."""
     with transaction.atomic():
+        if run.parent_id is not None:
+            Run.objects.select_for_update().filter(pk=run.parent_id).values_list("pk").first()
         ids = subtree_ids(run=run)
         active = list(
             Run.objects.select_for_update()

@@ -6,7 +6,7 @@ daemon thread per process, "run-keeper", does both, each on its own schedule: a 
 third of its length has passed since its last renewal, an offer when its checkpoint is due
 (every `checkpoints.INTERVAL` per stream). The thread sleeps until the soonest of them is due
 and is woken only when something new is due sooner. It writes due checkpoints first, one short
-transaction each, then renews due leases, and keeps its database connection only while offers
+transaction each, after renewing due leases, and keeps its database connection only while offers
 are waiting: renewals alone are seconds apart. What renewing and writing mean belongs to the
 lease and the checkpoint (`renew`, `write_offered`); this module only schedules them.
 """
@@ -144,8 +144,8 @@ class Keeper:
             self._wait_until_due()
             now = time.monotonic()
             try:
+                self._renew_due_by(now)  # (first: a slow checkpoint never costs a lease)
                 self._write_due_by(now)
-                self._renew_due_by(now)
             finally:
                 with self._changed:
                     idle = not self._offers

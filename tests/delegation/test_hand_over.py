@@ -209,3 +209,22 @@ def test_with_the_hand_over_off_the_expert_and_its_caller_go_to_the_queue(lead, 
     assert sent == [(str(expert.id),)] and expert.status == RunStatus.QUEUED
     assert advance_run.run(str(expert.id)) == RunStatus.SUCCEEDED
     assert sent[1:] == [(str(lead.id),)]
+
+
+def test_a_task_body_that_fails_after_handing_a_run_on_sends_it_to_the_queue(
+    lead, sent, monkeypatch
+):
+    """The run a delivery handed on is claimed for this task body: if the body fails before
+    running it, it goes back to the queue unclaimed, not left to its lease's expiry."""
+    advance = tasks.run_advance
+
+    def fails_after(**kwargs):
+        advance(**kwargs)
+        raise RuntimeError("the worker's database went away")
+
+    monkeypatch.setattr(tasks, "run_advance", fails_after)
+    with pytest.raises(RuntimeError):
+        advance_run.run(str(lead.id))
+    expert = Run.objects.get(parent=lead)
+    assert sent == [(str(expert.id),)]
+    assert (expert.status, expert.lease_token) == (RunStatus.QUEUED, None)

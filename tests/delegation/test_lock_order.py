@@ -12,9 +12,11 @@ from django.db import connection
 
 from agents.models import Agent
 from delegation.models import Run, RunStatus
+from delegation.runs.ending import run_stop
 from tests.delegation.conftest import make_team
 from tests.delegation.test_end_reported import Writes, run_turn
 from tests.delegation.test_runner import start_run
+from tests.factories import make_child_run
 from tests.fake_openai import delegate, text, tool_calls
 from tests.usage.conftest import make_price
 
@@ -105,3 +107,24 @@ def test_a_priced_turn_locks_its_runs_top_down_before_the_counters(
     # itself), the leaf's answer (its caller, then itself) and the middle expert's answer.
     assert checked >= 3
     assert any("usage_spendcounter" in s for s in writes.log)
+
+
+def test_a_stopped_expert_s_caller_is_locked_before_the_expert(team, user, monkeypatch):
+    """A stop reports the stopped expert to its caller in its own transaction: it locks the
+    caller first, as an expert's answering commit does, so the two never wait on each other."""
+    agents = make_team(lead=["expert"], expert=[])
+    root = start_run(user, agents["lead"])
+    expert = make_child_run(
+        caller=root, target=agents["expert"], call_id="c1", prompt="q", reason="", max_steps=3
+    )
+    Run.objects.filter(pk=root.pk).update(status=RunStatus.WAITING)
+    writes = Writes(monkeypatch)
+    with connection.execute_wrapper(writes):
+        assert run_stop(run=expert)
+    order = []
+    for statement in filter(locks, writes.log):
+        named = [run for run in (root, expert) if names(statement, run)]
+        if named:
+            order.append(min(named, key=lambda run: run.depth).pk)
+    assert order and order[0] == root.pk, order  # the caller, before the expert's subtree
+    assert expert.pk in order

@@ -49,6 +49,28 @@ def test_a_first_call_a_dead_worker_may_have_made_is_counted_again(user, agent, 
     assert Run.objects.get(pk=run.pk).tree_model_calls == 2
 
 
+def test_a_takeover_keeps_a_reserved_call_its_pending_tool_calls_come_before(user, agent):
+    """A step's calls still without a result come before the call reserved for the step
+    after them: a dead worker cannot have made it, so a takeover keeps it (and one with no call
+    pending clears it: it may have been made)."""
+    run = start_run(user, agent)
+    call = {"id": "c1", "type": "function", "function": {"name": "calculate", "arguments": "{}"}}
+    waiting_on_a_tool = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+    for transcript, kept in ((waiting_on_a_tool, 1), ([{"role": "user", "content": "q"}], None)):
+        Run.objects.filter(pk=run.pk).update(
+            status=RunStatus.RUNNING,
+            steps=1,
+            reserved_call=1,
+            transcript=transcript,
+            lease_expires_at=timezone.now() - timedelta(seconds=1),
+        )
+        claimed, _ = run_claim(run_id=run.id)
+        assert claimed.taken_over and claimed.run.reserved_call == kept
+
+
 def test_a_reserved_first_call_still_answers_when_the_turn_has_no_other(user, agent, fake_openai):
     """The turn's last call offers no tools, reserved or not."""
     fake_openai.script(text("short"))
