@@ -70,6 +70,6 @@ def route_after_turn_hook(run: Run) -> None:
     route_after_turn(run=run)
 
 
-def turn_mode_data(run: Run) -> dict[str, str]:
+def turn_mode_data(run: Run) -> dict[str, str | None]:
     """The engine's `completed_data` hook: the turn's mode on its `run.completed` event."""
     return {"mode": mode_of(run)}
