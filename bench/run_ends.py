@@ -1,8 +1,8 @@
 """Benchmark: what marking a run ended costs, and what asking whether it ended costs, on Redis.
 
 A run's end is marked once (its flag, and its message on the ends' channel:
-`delegation.runs.ended.run_mark_ended`, one pipeline), beside the way the ninth pass marked it
-(the flag through Django's cache, then the message: two round trips). Every event a worker
+`delegation.runs.ended.run_mark_ended`, one pipeline), beside the way it was once marked (the
+flag through Django's cache, then the message: two round trips). Every event a worker
 sends asks whether its run ended (`EndWatch.ended`): from memory while the process is
 subscribed, else by reading the flag (`flag_is_set`). Prints µs per call, p50 of 5 rounds of
 2,000 calls, on Redis db 13 (flushed after).
