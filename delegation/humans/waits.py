@@ -28,6 +28,7 @@ from delegation.humans.selectors import human_info, waiting_for
 from delegation.humans.tools import ASK_USER, QUESTION_TOOLS
 from delegation.models import Run
 from delegation.runs.emitter import RunEmitter
+from delegation.runs.transcript import arguments_shown
 
 
 def needs_person(run: Run, name: str, tools: dict[str, Tool]) -> bool:
@@ -264,7 +265,7 @@ def _report(
     shown = {
         "call_id": call["id"],
         "name": name,
-        "arguments": _loads(call["function"]["arguments"]),
+        "arguments": arguments_shown(call["function"]["arguments"]),
     }
     if item.final_arguments is not None:
         shown["arguments"] = item.final_arguments
@@ -279,10 +280,3 @@ def _report(
         tool={**shown, **outcome, "human": human},
     )
     emitter.emit("tool.result", message_id, **shown, **outcome, human=human)
-
-
-def _loads(raw: str) -> Any:
-    try:
-        return json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return raw

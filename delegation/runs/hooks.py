@@ -19,7 +19,6 @@ from delegation.models import Run
 
 if TYPE_CHECKING:
     from delegation.runs.claim import HandOver
-    from delegation.runs.emitter import RunEmitter
 
 
 def _nothing(*args: Any, **kwargs: Any) -> None:
@@ -47,7 +46,8 @@ class Hooks:
     answers_checked: Callable[[Run], bool] = lambda run: False
     # The checks an entry run's answer is rated from ((agent name, check) pairs).
     turn_checks: Callable[[Run], list[tuple[str, dict[str, Any]]]] = lambda run: []
-    # Judge a run's answer before its end: its check, a fallback, the turn's rating.
+    # Judge a run's answer before its end (run, emitter, answer, checks, hand_over keywords):
+    # its check, a fallback, the turn's rating; sets `run.validation`.
     answer_judged: Callable[..., None] = _nothing
     # What a checked expert's result says to its caller's model (the result body, adjusted).
     checked_result: Callable[[Run, dict[str, Any]], dict[str, Any]] = lambda run, body: body
@@ -84,15 +84,3 @@ def turn_completed_data(run: Run) -> dict[str, Any]:
     for extra in HOOKS.completed_data:
         data |= extra(run)
     return data
-
-
-def answer_judged(
-    *,
-    run: Run,
-    emitter: RunEmitter,
-    answer: str,
-    checks: list[tuple[str, dict[str, Any]]] | None,
-    hand_over: HandOver | None,
-) -> None:
-    """Judge the run's answer before its end (sets `run.validation` and the turn's rating)."""
-    HOOKS.answer_judged(run=run, emitter=emitter, answer=answer, checks=checks, hand_over=hand_over)

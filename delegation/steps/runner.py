@@ -16,7 +16,7 @@ from delegation.routing.services import route_turn
 from delegation.runs.claim import Claimed, Handed, HandOver, run_claim
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.ending import run_end, run_failure
-from delegation.runs.hooks import HOOKS, answer_judged
+from delegation.runs.hooks import HOOKS
 from delegation.runs.lease import LeaseKeeper
 from delegation.runs.writes import RunStopped, run_release
 from delegation.steps.step import Delivery, StepKind, run_step
@@ -115,7 +115,7 @@ def _answered(
     `answer_judged` hook: a check, a fallback attempt started before this run ends so its
     caller keeps waiting, the entry agent's answer rated from the turn's `checks`)."""
     run, emitter = delivery.run, delivery.emitter
-    answer_judged(
+    HOOKS.answer_judged(
         run=run, emitter=emitter, answer=answer, checks=checks, hand_over=delivery.hand_over
     )
     # (saves the quality too)
