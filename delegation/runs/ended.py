@@ -14,6 +14,10 @@ An end heard a moment late lets an event through that the flag would have stoppe
 the flag (an event read as not ended is sent by another thread after the read). Either way it
 is the delay of one message between processes. A subscription whose connection died without
 a word is found by its unanswered PINGs within 3 `PING_SECONDS`; until then ends go unheard.
+
+The flag only quiets a worker early: the database's fenced writes are what stop it. So Redis
+being down or restarting is logged and never fails a run: an end not flagged then is found at
+the worker's next fenced write, and a flag that cannot be read counts as not set.
 """
 
 from __future__ import annotations
@@ -48,16 +52,24 @@ def run_mark_ended(run_id: Any) -> None:
         return
     # The flag and its message in one round trip (a pipeline, not a transaction: Redis runs
     # them in order, so whoever hears the message finds the flag set).
-    with _publisher().pipeline(transaction=False) as pipe:
-        pipe.set(key, 1, ex=KEEP_SECONDS).publish(CHANNEL, str(run_id)).execute()
+    try:
+        with _publisher().pipeline(transaction=False) as pipe:
+            pipe.set(key, 1, ex=KEEP_SECONDS).publish(CHANNEL, str(run_id)).execute()
+    except redis.RedisError as exc:
+        logger.warning("could not flag run %s ended (Redis: %s); its fence stops it", run_id, exc)
 
 
 def flag_is_set(run_id: str) -> bool:
-    """The run's flag: in Redis with it (beside the channel), else in this process's cache."""
+    """The run's flag: in Redis with it (beside the channel), else in this process's cache;
+    not set while Redis cannot answer."""
     key = ENDED_KEY.format(run_id)
-    if settings.REDIS_URL:
+    if not settings.REDIS_URL:
+        return bool(cache.get(key))
+    try:
         return _publisher().get(key) is not None
-    return bool(cache.get(key))
+    except redis.RedisError as exc:  # (the feed logs the outage, once per retry)
+        logger.debug("could not read run %s's end flag (Redis: %s)", run_id, exc)
+        return False
 
 
 class EndWatch:
@@ -159,7 +171,12 @@ class _Feed:
 
 
 _FEED = PerProcess(lambda: _Feed(settings.REDIS_URL))
-_PUBLISHER = PerProcess(lambda: redis.Redis.from_url(settings.REDIS_URL, socket_keepalive=True))
+# A Redis that hangs instead of refusing holds a run's event for at most a few seconds.
+_PUBLISHER = PerProcess(
+    lambda: redis.Redis.from_url(
+        settings.REDIS_URL, socket_keepalive=True, socket_connect_timeout=2, socket_timeout=5
+    )
+)
 
 
 def _publisher() -> redis.Redis:

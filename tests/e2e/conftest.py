@@ -15,6 +15,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from config.celery_app import app
 from tests.databases import child_database_url
 from tests.postgres import other_sessions_closed
 from tests.server_logs import ROOT, follow_log, log_file, output_path
@@ -203,6 +204,25 @@ def private_redis() -> Iterator[RedisServer]:
         yield server
     finally:
         server.kill()
+
+
+@pytest.fixture
+def broker(private_redis: RedisServer, settings) -> Iterator[RedisServer]:
+    """The private Redis as this test process's broker and channel layer, as the workers
+    started with REDIS_URL=broker.url use it."""
+    saved = app.conf.broker_url
+    app.conf.broker_url = private_redis.url
+    app._pool, app.amqp._producer_pool = None, None
+    settings.CELERY_BROKER_URL = private_redis.url
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [private_redis.url]},
+        }
+    }
+    yield private_redis
+    app.conf.broker_url = saved
+    app._pool, app.amqp._producer_pool = None, None
 
 
 def session_cookie(user: Any) -> str:

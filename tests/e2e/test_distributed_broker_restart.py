@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 import redis
@@ -15,29 +15,10 @@ from kombu.exceptions import OperationalError
 from config.celery_app import app
 from delegation.models import Run, RunStatus
 from delegation.turns import turn_start
-from tests.e2e.conftest import RedisServer
 from tests.fake_openai import Reply, text
 from tests.server_logs import output_path
 
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def broker(private_redis: RedisServer, settings) -> Iterator[RedisServer]:
-    """This test process sends tasks and events through the private Redis, as workers will."""
-    saved = app.conf.broker_url
-    app.conf.broker_url = private_redis.url
-    app._pool, app.amqp._producer_pool = None, None
-    settings.CELERY_BROKER_URL = private_redis.url
-    settings.CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [private_redis.url]},
-        }
-    }
-    yield private_redis
-    app.conf.broker_url = saved
-    app._pool, app.amqp._producer_pool = None, None
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
