@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
@@ -11,16 +12,15 @@ from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
-from channels.exceptions import ChannelFull
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
-from redis.exceptions import RedisError
 from rest_framework.throttling import SimpleRateThrottle
 
 from chat.events import INBOX_ALL, envelope, inbox_group, session_group, user_group
 from chat.models import ChatSession
+from chat.relay import LAYER_ERRORS, PROBE_TYPE, RelayProbe
 from chat.selectors import access_session, message_as_event_data
 from chat.services import preference_set_timezone
 from config.errors import AppError, NotFound
@@ -32,14 +32,11 @@ from delegation.turns import turn_start, turn_stop
 logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
-# The channel layer failed: the client reconnects and re-joins. (1011 is not an option: daphne's
-# websocket library accepts only 1000 and 3000-4999 from applications; 4503 mirrors HTTP 503
-# as 4401 mirrors 401.)
+# The channel layer failed, or forgot this socket's groups (chat/relay.py): the client
+# reconnects and re-joins. (1011 is not an option: daphne's websocket library accepts only 1000
+# and 3000-4999 from applications; 4503 mirrors HTTP 503 as 4401 mirrors 401.) LAYER_ERRORS
+# close the socket with it and the reason logged, without a traceback.
 CLOSE_RELAY_FAILED = 4503
-
-# What a failing channel layer raises (Redis down or restarting, a full channel): the socket is
-# closed with CLOSE_RELAY_FAILED and the reason logged, without a traceback.
-LAYER_ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError, ChannelFull)
 
 
 def _uuid(frame: dict[str, Any], key: str) -> uuid.UUID:
@@ -62,6 +59,16 @@ def page_language(scope: dict[str, Any]) -> str:
         COOKIES=scope.get("cookies") or {}, META={"HTTP_ACCEPT_LANGUAGE": accept}
     )
     return translation.get_language_from_request(request)
+
+
+def _log_relay_failed(scope: dict[str, Any], reason: str) -> None:
+    user = scope.get("user")
+    logger.warning(
+        "websocket of user %s closed (%s): channel layer failed: %s",
+        getattr(user, "pk", None),
+        CLOSE_RELAY_FAILED,
+        reason,
+    )
 
 
 class BadFrame(AppError):
@@ -115,14 +122,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         try:
             await super().__call__(scope, receive, send)
         except LAYER_ERRORS as exc:
-            user = scope.get("user")
-            logger.warning(
-                "websocket of user %s closed (%s): channel layer failed: %s: %s",
-                getattr(user, "pk", None),
-                CLOSE_RELAY_FAILED,
-                type(exc).__name__,
-                exc,
-            )
+            _log_relay_failed(scope, f"{type(exc).__name__}: {exc}")
             # A client that is already gone makes this a no-op.
             await send({"type": "websocket.close", "code": CLOSE_RELAY_FAILED})
 
@@ -142,6 +142,21 @@ class ChatConsumer(AsyncWebsocketConsumer):
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
             self.joined.add(group)
+        self.probe = RelayProbe(self.channel_layer, self.channel_name)
+        await self.probe.join()
+        self.watch = asyncio.create_task(self._watch_relay())
+
+    async def _watch_relay(self) -> None:
+        """Close with 4503 once a probe does not come back within RELAY_PROBE_SECONDS (Redis
+        forgot this socket's groups) or cannot be sent: the page reconnects and re-joins."""
+        try:
+            while await self.probe.send_next():
+                await asyncio.sleep(settings.RELAY_PROBE_SECONDS)
+            reason = "its groups are gone (a probe did not come back)"
+        except LAYER_ERRORS as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+        _log_relay_failed(self.scope, reason)
+        await self.close(code=CLOSE_RELAY_FAILED)
 
     def _inbox_groups(self) -> list[str]:
         """Staff sockets receive the inbox items they may decide (`inbox.*` events): a
@@ -154,7 +169,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         return [inbox_group(None), *(inbox_group(group_id) for group_id in ids)]
 
     async def disconnect(self, code: int) -> None:
-        """Leave every session group this socket joined."""
+        """Stop probing, and leave every group this socket joined."""
+        if hasattr(self, "watch"):
+            self.watch.cancel()
+            await self.probe.leave()
         for group in getattr(self, "joined", set()):
             await self.channel_layer.group_discard(group, self.channel_name)
 
@@ -331,6 +349,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """Group events go straight to the browser. Channels runs close_old_connections (a
         thread hop) before every message; relaying touches no database, so events skip it
         (it was a third of the consumer's CPU). Frames from the browser still get it."""
+        if message["type"] == PROBE_TYPE:
+            self.probe.came_back()
+            return
         handler = getattr(self, get_handler_name(message), None)
         if getattr(handler, "__func__", None) is ChatConsumer.relay:
             await self.relay(message)

@@ -7,6 +7,7 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any, TypeVar
 
 from channels.db import database_sync_to_async
@@ -18,8 +19,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 from rest_framework import exceptions
 
-from chat.consumers import LAYER_ERRORS
 from chat.events import envelope, session_group
+from chat.relay import LAYER_ERRORS, PROBE_TYPE, RelayProbe
 from chat.selectors import access_session
 from chat.tokens import ApiTokenAuthentication
 from config.errors import AppError
@@ -53,24 +54,69 @@ def _sse(event: dict[str, Any], counter: int) -> str:
 
 class _Subscription:
     """A fresh channel in a session's group; joined before the snapshot is read, so no event
-    emitted meanwhile is lost (it waits in the channel)."""
+    emitted meanwhile is lost (it waits in the channel). Its probe (chat/relay.py) tells when
+    the layer forgot the group."""
 
     def __init__(self, group: str) -> None:
         self.group = group
         self.layer = get_channel_layer()
         self.channel = ""
+        self.probe: RelayProbe | None = None
 
     async def join(self) -> None:
-        """Create the channel and add it to the group."""
+        """Create the channel and add it to the group and to its probe's."""
         self.channel = await self.layer.new_channel()
         await self.layer.group_add(self.group, self.channel)
+        self.probe = RelayProbe(self.layer, self.channel)
+        await self.probe.join()
 
     async def leave(self) -> None:
-        """Leave the group; a failing layer is only logged (the membership expires anyway)."""
+        """Leave the groups; a failing layer is only logged (the membership expires anyway)."""
+        if self.probe is not None:
+            await self.probe.leave()
         try:
             await self.layer.group_discard(self.group, self.channel)
         except LAYER_ERRORS as exc:
             logger.warning("SSE: could not leave %s: %s: %s", self.group, type(exc).__name__, exc)
+
+
+class GroupsLost(Exception):
+    """The channel layer forgot a stream's groups: its probe did not come back."""
+
+
+async def _live(subscription: _Subscription) -> AsyncIterator[dict[str, Any] | None]:
+    """The subscription's messages as they come, and None after each SSE_KEEPALIVE_SECONDS
+    without one; raises LAYER_ERRORS or GroupsLost. One receive stays pending across the
+    quiet spells: cancelling a channels_redis receive drops what its channel had buffered and
+    can hold the next receive for seconds (keepalives stalled 44-140 s behind that)."""
+    loop = asyncio.get_running_loop()
+    layer, probe = subscription.layer, subscription.probe
+    assert probe is not None  # (joined)
+    receiver = asyncio.ensure_future(layer.receive(subscription.channel))
+    quiet_until = loop.time() + settings.SSE_KEEPALIVE_SECONDS
+    probe_at = loop.time()
+    try:
+        while True:
+            if loop.time() >= probe_at:
+                if not await probe.send_next():
+                    raise GroupsLost
+                probe_at = loop.time() + settings.RELAY_PROBE_SECONDS
+            wait = max(0.0, min(probe_at, quiet_until) - loop.time())
+            done, _ = await asyncio.wait({receiver}, timeout=wait)
+            if not done:
+                if loop.time() >= quiet_until:
+                    quiet_until = loop.time() + settings.SSE_KEEPALIVE_SECONDS
+                    yield None
+                continue
+            message = receiver.result()
+            receiver = asyncio.ensure_future(layer.receive(subscription.channel))
+            if message.get("type") == PROBE_TYPE:
+                probe.came_back()
+                continue
+            quiet_until = loop.time() + settings.SSE_KEEPALIVE_SECONDS
+            yield message
+    finally:
+        receiver.cancel()
 
 
 async def _stream(
@@ -88,32 +134,27 @@ async def _stream(
         yield "retry: 2000\n\n" + _sse(snapshot, counter)
         if last(snapshot):
             return
-        while True:
-            try:
-                message = await asyncio.wait_for(
-                    subscription.layer.receive(subscription.channel),
-                    timeout=settings.SSE_KEEPALIVE_SECONDS,
-                )
-            except TimeoutError:
-                yield ": keepalive\n\n"
-                continue
-            except LAYER_ERRORS as exc:
-                logger.warning(
-                    "SSE stream of %s ended: channel layer failed: %s: %s",
-                    subscription.group,
-                    type(exc).__name__,
-                    exc,
-                )
-                with translation.override(language):
-                    interrupted = _interrupted(snapshot)
-                yield _sse(interrupted, counter + 1)
-                return
-            event = message.get("event") or {}
-            if keep(event):
-                counter += 1
-                yield _sse(event, counter)
-                if last(event):
-                    return
+        async with aclosing(_live(subscription)) as messages:
+            async for message in messages:
+                if message is None:
+                    yield ": keepalive\n\n"
+                    continue
+                event = message.get("event") or {}
+                if keep(event):
+                    counter += 1
+                    yield _sse(event, counter)
+                    if last(event):
+                        return
+    except (*LAYER_ERRORS, GroupsLost) as exc:
+        logger.warning(
+            "SSE stream of %s ended: channel layer failed: %s: %s",
+            subscription.group,
+            type(exc).__name__,
+            exc,
+        )
+        with translation.override(language):
+            interrupted = _interrupted(snapshot)
+        yield _sse(interrupted, counter + 1)
     finally:
         await subscription.leave()
 

@@ -266,6 +266,9 @@ SPECTACULAR_SETTINGS = {
 }
 API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=50)
 SSE_KEEPALIVE_SECONDS = env.float("SSE_KEEPALIVE_SECONDS", default=15.0)
+# Each socket and SSE stream checks this often that the channel layer still has its groups (a
+# Redis restart forgets them): one that lost them closes, for its client to re-join.
+RELAY_PROBE_SECONDS = env.float("RELAY_PROBE_SECONDS", default=10.0)
 
 # --- Model providers -----------------------------------------------------------------------------
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
@@ -348,6 +351,11 @@ HUMANS_LOW_CONFIDENCE = env.float("HUMANS_LOW_CONFIDENCE", default=0.5)
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 # With no broker, tasks run on an in-process thread pool after commit (config.enqueue).
 INPROCESS_WORKERS = env.int("INPROCESS_WORKERS", default=4)
+# Indexing documents has a queue of its own, so chats never wait behind a big document: the
+# Procfile and docker-compose run a worker for it (`-Q knowledge`); with no broker, its tasks
+# run on a pool of their own of this many threads (config.enqueue).
+CELERY_TASK_ROUTES = {"knowledge.index_document": {"queue": "knowledge"}}
+INPROCESS_QUEUE_WORKERS = {"knowledge": env.int("INPROCESS_KNOWLEDGE_WORKERS", default=1)}
 # Tests may run enqueued tasks synchronously on commit.
 TASKS_RUN_SYNC = env.bool("TASKS_RUN_SYNC", default=False)
 CELERY_TASK_SERIALIZER = "json"
@@ -440,6 +448,36 @@ KNOWLEDGE_CHUNK_OVERLAP = env.int("KNOWLEDGE_CHUNK_OVERLAP", default=120)  # car
 KNOWLEDGE_MAX_CHUNKS = env.int("KNOWLEDGE_MAX_CHUNKS", default=5000)  # per document
 KNOWLEDGE_MAX_QUERY_CHARS = env.int("KNOWLEDGE_MAX_QUERY_CHARS", default=1000)
 KNOWLEDGE_MAX_TOP_K = env.int("KNOWLEDGE_MAX_TOP_K", default=20)
+# What a file may unpack to, checked before it is parsed (decompression bombs): a .docx's zip
+# entries together (and each PDF stream), the entries of a .docx, paragraphs (headings and
+# empty ones included), PDF pages.
+KNOWLEDGE_MAX_UNPACKED_BYTES = env.int("KNOWLEDGE_MAX_UNPACKED_BYTES", default=50 * 1024 * 1024)
+KNOWLEDGE_MAX_ZIP_ENTRIES = env.int("KNOWLEDGE_MAX_ZIP_ENTRIES", default=1000)
+KNOWLEDGE_MAX_PARAGRAPHS = env.int("KNOWLEDGE_MAX_PARAGRAPHS", default=50_000)
+KNOWLEDGE_MAX_PDF_PAGES = env.int("KNOWLEDGE_MAX_PDF_PAGES", default=2000)
+# Indexing one document stops (the document fails) after this many seconds on a Celery worker.
+KNOWLEDGE_INDEX_TIME_LIMIT = env.int("KNOWLEDGE_INDEX_TIME_LIMIT", default=600)
+# A document queued or indexing this long without an end was lost (a broker outage, a dead or
+# missing worker): the sweeper, every KNOWLEDGE_SWEEP_SECONDS, sends it again, or after
+# KNOWLEDGE_INDEX_MAX_ATTEMPTS sends marks it failed with the reason.
+KNOWLEDGE_INDEX_STALE_SECONDS = env.int("KNOWLEDGE_INDEX_STALE_SECONDS", default=900)
+KNOWLEDGE_INDEX_MAX_ATTEMPTS = env.int("KNOWLEDGE_INDEX_MAX_ATTEMPTS", default=2)
+KNOWLEDGE_SWEEP_SECONDS = env.float("KNOWLEDGE_SWEEP_SECONDS", default=60.0)
+# (+ 30: the task's hard limit; a live indexing must never be taken for a lost one)
+if min(KNOWLEDGE_INDEX_STALE_SECONDS, CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]) <= (
+    KNOWLEDGE_INDEX_TIME_LIMIT + 30
+):
+    raise ImproperlyConfigured(
+        "KNOWLEDGE_INDEX_TIME_LIMIT + 30 s (its hard limit) must be below "
+        "KNOWLEDGE_INDEX_STALE_SECONDS and CELERY_VISIBILITY_TIMEOUT"
+    )
+if KNOWLEDGE_INDEX_MAX_ATTEMPTS < 1:
+    raise ImproperlyConfigured("KNOWLEDGE_INDEX_MAX_ATTEMPTS must be 1 or more")
+CELERY_BEAT_SCHEDULE["sweep-documents"] = {
+    "task": "knowledge.sweep_documents",
+    "schedule": KNOWLEDGE_SWEEP_SECONDS,
+    "options": {"expires": KNOWLEDGE_SWEEP_SECONDS},
+}
 # Dense retrieval: on when a model is named; any OpenAI-compatible /v1/embeddings server.
 EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", default="")
 EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL", default="")  # blank: OPENAI_BASE_URL

@@ -1,0 +1,64 @@
+"""A socket or SSE stream whose channel-layer groups are forgotten (as a Redis restart forgets
+them) closes with 4503 / ends with `stream_interrupted`, instead of staying open and silent;
+one whose groups are there stays open."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.test import AsyncClient
+
+from chat.models import ChatSession
+from tests.chat.helpers import connect
+from tests.factories import make_agent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def quick_probes(settings) -> None:
+    settings.RELAY_PROBE_SECONDS = 0.05
+
+
+async def test_a_socket_stays_open_while_its_probes_come_back(user, quick_probes):
+    ws = await connect(user)
+    assert await ws.receive_nothing(timeout=0.5)  # ten probes went out and came back
+    await ws.send_json_to({"type": "session.join", "session_id": str(uuid.uuid4())})
+    assert (await ws.receive_json_from(timeout=5))["data"]["code"] == "session_not_found"
+    await ws.disconnect()
+
+
+async def test_a_socket_whose_groups_are_forgotten_closes_with_4503(user, quick_probes, caplog):
+    ws = await connect(user)
+    await get_channel_layer().flush()  # every group and queue gone, as after a Redis restart
+    closed = await ws.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4503}
+    assert "closed (4503): channel layer failed: its groups are gone" in caplog.text
+
+
+async def test_an_sse_stream_whose_groups_are_forgotten_ends_interrupted(user, quick_probes):
+    session = await ChatSession.objects.acreate(
+        id=uuid.uuid4(), user=user, agent=await make_agent_async()
+    )
+    client = AsyncClient()
+    await client.aforce_login(user)
+    response = await client.get(f"/api/v1/sessions/{session.id}/events/")
+    body = aiter(response.streaming_content)
+    assert "session.snapshot" in (await anext(body)).decode()
+    await get_channel_layer().flush()
+    rest = [chunk.decode() async for chunk in body]
+    data = [
+        json.loads(line[6:])
+        for chunk in rest
+        for line in chunk.splitlines()
+        if line[:6] == "data: "
+    ]
+    assert [(e["type"], e["data"]["code"]) for e in data] == [("error", "stream_interrupted")]
+
+
+async def make_agent_async():
+    return await database_sync_to_async(make_agent)("assistant", is_entry=True)
