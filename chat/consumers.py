@@ -26,7 +26,7 @@ from chat.services import preference_set_timezone
 from config.errors import AppError, NotFound
 from delegation.humans.decisions import item_cancel, item_decide, items_close_stopped
 from delegation.humans.selectors import access_inbox_item
-from delegation.selectors import access_run, session_snapshot
+from delegation.selectors import access_run, session_history, session_snapshot
 from delegation.turns import turn_start, turn_stop
 
 logger = logging.getLogger(__name__)
@@ -268,6 +268,16 @@ class ChatConsumer(AsyncWebsocketConsumer):
         snapshot = await database_sync_to_async(self._snapshot)(session_id)
         await self._send_event(envelope("session.snapshot", session_id=session_id, data=snapshot))
 
+    async def handle_session_history(self, frame: dict[str, Any]) -> None:
+        """Older messages of a session, the page before `before` (a message id), on demand."""
+        session_id, before = _uuid(frame, "session_id"), _uuid(frame, "before")
+
+        def history() -> dict[str, Any]:
+            return session_history(session=access_session(self.user, session_id), before=before)
+
+        page = await database_sync_to_async(history)()
+        await self._send_event(envelope("session.history", session_id=session_id, data=page))
+
     async def handle_run_cancel(self, frame: dict[str, Any]) -> None:
         """Stop a running turn."""
         run_id = _uuid(frame, "run_id")
@@ -306,6 +316,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     INBOUND = {
         "message.send": handle_message_send,
         "session.join": handle_session_join,
+        "session.history": handle_session_history,
         "run.cancel": handle_run_cancel,
         "human.answer": handle_human_answer,
         "human.cancel": handle_human_cancel,
@@ -365,5 +376,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
     # One handler per event type the group carries (Channels maps "message.delta" to message_delta).
     message_created = message_started = message_delta = message_completed = relay
     tool_called = tool_result = delegation_started = delegation_completed = relay
-    run_completed = reminder_due = error = session_snapshot = routing_decided = relay
+    run_completed = reminder_due = error = session_snapshot = session_history = relay
+    routing_decided = relay
     run_waiting = run_resumed = message_assessed = inbox_new_item = inbox_item_decided = relay

@@ -19,6 +19,7 @@ logger = logging.getLogger(__name__)
 EVENT_TYPES = frozenset(
     {
         "session.snapshot",
+        "session.history",
         "message.created",
         "message.started",
         "message.delta",

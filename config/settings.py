@@ -285,6 +285,15 @@ OFFLINE_MODEL_DELAY_MS = env.int("OFFLINE_MODEL_DELAY_MS", default=25)  # per st
 # --- Chat and runs -------------------------------------------------------------------------------
 CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=32_000)
 WS_MAX_FRAME_BYTES = env.int("WS_MAX_FRAME_BYTES", default=256 * 1024)
+# A session snapshot (and each page of older history) carries its newest messages within this
+# many bytes of JSON: a long session opens as fast as a short one, in frames any server takes.
+SNAPSHOT_MAX_BYTES = env.int("SNAPSHOT_MAX_BYTES", default=256 * 1024)
+# The ASGI server's own cap on an inbound websocket message: above WS_MAX_FRAME_BYTES and below
+# this a frame is answered `frame_too_large` with the socket kept; above it the server closes
+# the socket (1009). `manage.py runserver` reads the DAPHNE_ names; Procfile and compose pass
+# the same number to daphne.
+WS_SERVER_MAX_BYTES = env.int("WS_SERVER_MAX_BYTES", default=4 * 1024 * 1024)
+DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = WS_SERVER_MAX_BYTES
 CHAT_HISTORY_TURNS = env.int("CHAT_HISTORY_TURNS", default=20)  # earlier turns sent to the model
 EVENT_COALESCE_MS = env.int("EVENT_COALESCE_MS", default=40)  # delta batching window
 RUN_DEADLINE_SECONDS = env.int("RUN_DEADLINE_SECONDS", default=900)

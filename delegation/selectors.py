@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
-from django.db.models import Q
+from django.conf import settings
+from django.db.models import Q, QuerySet
 
-from chat.models import ChatSession, MessageRole, MessageStatus
+from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from chat.selectors import message_as_event_data, session_messages
 from config.errors import NotFound
 from delegation.models import FINAL_STATUSES, Run, RunStatus
@@ -53,19 +55,52 @@ def session_active_run(*, session: ChatSession) -> Run | None:
 
 
 def session_snapshot(*, session: ChatSession, run_ids: set[Any] | None = None) -> dict[str, Any]:
-    """The saved transcript with in-flight messages, as `session.snapshot` carries it; with
-    `run_ids`, only that turn (its user message and the messages of those runs)."""
+    """The saved transcript with in-flight messages, as `session.snapshot` carries it: its
+    newest messages within SNAPSHOT_MAX_BYTES, `has_earlier` saying whether older ones exist
+    (`session_history` pages them); with `run_ids`, only that turn (its user message and the
+    messages of those runs)."""
     messages = session_messages(session=session)
     if run_ids is not None:
         user_messages = Run.objects.filter(pk__in=run_ids).values("user_message_id")
         messages = messages.filter(Q(run_id__in=run_ids) | Q(pk__in=user_messages))
+    newest, has_earlier = _newest_within(messages, settings.SNAPSHOT_MAX_BYTES)
     active = session_active_run(session=session)
     return {
         "session": {"id": str(session.id), "title": session.title},
-        "messages": _as_shown([message_as_event_data(m) for m in messages]),
+        "messages": _as_shown(newest),
+        "has_earlier": has_earlier,
         "active_run_id": str(active.id) if active else None,
         "modes": session_modes(session=session),
     }
+
+
+def session_history(*, session: ChatSession, before: uuid.UUID) -> dict[str, Any]:
+    """The messages of the session just before the message `before` (a page within
+    SNAPSHOT_MAX_BYTES, in order), and whether older ones exist; NotFound when `before` is no
+    message of this session."""
+    anchor = session.messages.filter(pk=before).values("created_at", "id").first()
+    if anchor is None:
+        raise NotFound("message")
+    older = session_messages(session=session).filter(
+        Q(created_at__lt=anchor["created_at"])
+        | Q(created_at=anchor["created_at"], id__lt=anchor["id"])
+    )
+    page, has_earlier = _newest_within(older, settings.SNAPSHOT_MAX_BYTES)
+    return {"messages": _as_shown(page), "has_earlier": has_earlier}
+
+
+def _newest_within(messages: QuerySet[ChatMessage], budget: int) -> tuple[list[dict], bool]:
+    """The newest of `messages` (ordered oldest first) whose event data fit in `budget` bytes
+    of JSON, in order (at least one), and whether any older one was left out."""
+    taken: list[dict[str, Any]] = []
+    used = 0
+    for message in messages.reverse().iterator(chunk_size=100):
+        data = message_as_event_data(message)
+        used += len(json.dumps(data, ensure_ascii=False).encode())
+        if taken and used > budget:
+            return taken[::-1], True
+        taken.append(data)
+    return taken[::-1], False
 
 
 def orphan_status(run_status: str) -> str:

@@ -38,6 +38,12 @@ const state = {
   sessionId: null,
   sessionKnown: false, // the server has it: join it on (re)connect
   activeRunId: null, // the turn running in the open session
+  // Older history the user asked for (session.history pages), shown before the snapshot's
+  // messages; `earlierAnchor` is the snapshot message the pages continue back from.
+  earlier: [],
+  earlierAnchor: null,
+  hasEarlier: false,
+  keepScroll: null, // distance from the bottom to restore after the next snapshot
   resyncTimer: null,
   stopRequested: null, // a run to stop once the socket is back
 };
@@ -135,6 +141,31 @@ function join() {
   socket.sendNow({ type: "session.join", session_id: state.sessionId });
 }
 
+const earlierButton = document.createElement("button");
+earlierButton.type = "button";
+earlierButton.className = "more earlier";
+earlierButton.textContent = gettext("Show earlier messages");
+earlierButton.addEventListener("click", () => {
+  const before = state.earlier[0]?.id || transcript.oldestId();
+  if (!before) return;
+  state.earlierAnchor ??= before;
+  earlierButton.disabled = true;
+  socket.sendNow({ type: "session.history", session_id: state.sessionId, before });
+});
+
+/** The "Show earlier messages" button above the oldest message shown, while there are any;
+ * after a page of them was added, the view stays where the reader was. */
+function showEarlierButton() {
+  const root = $("transcript");
+  earlierButton.disabled = false;
+  if (state.hasEarlier && transcript.oldestId()) root.prepend(earlierButton);
+  else earlierButton.remove();
+  if (state.keepScroll !== null) {
+    root.scrollTop = root.scrollHeight - state.keepScroll;
+    state.keepScroll = null;
+  }
+}
+
 function openSession(id) {
   if (id === state.sessionId && state.sessionKnown) return;
   drafts.switchTo(id);
@@ -212,7 +243,19 @@ async function loadFeedback(sessionId) {
 
 const handlers = {
   "session.snapshot": (ev) => {
-    transcript.loadSnapshot(ev.data.messages || [], ev.data.modes || {});
+    const messages = ev.data.messages || [];
+    if (!messages.some((m) => m.id === state.earlierAnchor)) {
+      // the pages no longer join on (a new session, or the window moved on): start again
+      state.earlier = [];
+      state.earlierAnchor = null;
+      state.hasEarlier = Boolean(ev.data.has_earlier);
+    }
+    const shown = new Set(state.earlier.map((m) => m.id));
+    transcript.loadSnapshot(
+      [...state.earlier, ...messages.filter((m) => !shown.has(m.id))],
+      ev.data.modes || {}
+    );
+    showEarlierButton();
     for (const frame of socket.unacknowledged.values()) {
       if (frame.session_id === state.sessionId && !transcript.has(frame.message_id)) {
         transcript.pendingUser(frame.message_id, frame.text);
@@ -228,6 +271,13 @@ const handlers = {
       document.title = `${title} · ${app.dataset.title}`;
     }
     loadFeedback(state.sessionId);
+  },
+  "session.history": (ev) => {
+    state.earlier = [...(ev.data.messages || []), ...state.earlier];
+    state.hasEarlier = Boolean(ev.data.has_earlier);
+    const root = $("transcript");
+    state.keepScroll = root.scrollHeight - root.scrollTop;
+    join(); // the snapshot shows the earlier pages before what is live now
   },
   "message.created": (ev) => {
     socket.settle(ev.message_id);

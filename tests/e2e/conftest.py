@@ -360,6 +360,8 @@ class AsgiServer:
 
         self.process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
+            + ["--websocket-max-message-size", str(settings.WS_SERVER_MAX_BYTES)]
+            + ["--websocket-max-frame-size", str(settings.WS_SERVER_MAX_BYTES)]
             + ["config.asgi:application"],
             cwd=ROOT,
             env=self.env,
