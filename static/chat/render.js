@@ -170,6 +170,11 @@ export class Transcript {
     return this.root.childElementCount === 0;
   }
 
+  /** The id of the oldest message shown, if any. */
+  oldestId() {
+    return this.nodes.keys().next().value || null;
+  }
+
   has(messageId) {
     return this.nodes.has(messageId);
   }
