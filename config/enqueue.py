@@ -18,6 +18,7 @@ logger = logging.getLogger(__name__)
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+_discovery_lock = threading.Lock()
 
 
 def enqueue(task: Task | str, *args: Any) -> None:
@@ -47,7 +48,11 @@ def task_by_name(name: str) -> Task:
     if name not in app.tasks:
         # Import every installed app's tasks.py now (a worker does this at start; a web process
         # never does). Not loader.import_default_modules(): its Django fix-up re-runs setup().
-        app.autodiscover_tasks(force=True)
+        # Once, under a lock: threads discovering at the same time found nothing (29 of 30
+        # concurrent first sends failed with LookupError).
+        with _discovery_lock:
+            if name not in app.tasks:
+                app.autodiscover_tasks(force=True)
     try:
         return app.tasks[name]
     except KeyError:

@@ -107,3 +107,34 @@ def new_run(user) -> Run:
     agent = make_agent()
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user, agent=agent)
     return run_create(agent=agent, user=user, session=session, task="t", transcript=[])
+
+
+RACE = """
+import threading, django
+django.setup()
+from config.enqueue import task_by_name
+barrier, failed = threading.Barrier(30), []
+def first_send():
+    barrier.wait()
+    try:
+        task_by_name("delegation.advance_run")
+    except LookupError as exc:
+        failed.append(exc)
+threads = [threading.Thread(target=first_send) for _ in range(30)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(len(failed))
+"""
+
+
+def test_thirty_threads_of_a_fresh_web_process_find_a_task_at_once():
+    """The first sends after a web process starts look their task up from many request threads
+    at once (each used to discover the tasks modules itself, and 29 of 30 found nothing)."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_DEBUG": "true"}
+    out = subprocess.run(
+        [sys.executable, "-c", RACE], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "0"
