@@ -108,6 +108,10 @@ def _parse(text_data: str | None) -> dict[str, Any]:
         raise BadFrame("bad_json", _("The frame is nested too deeply.")) from None
     if not isinstance(frame, dict):
         raise BadFrame("bad_json", _("The frame must be a JSON object."))
+    try:  # JSON's \ud800 escapes can spell lone surrogates: no text, unstorable, unsendable
+        json.dumps(frame, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise BadFrame("bad_json", _("The frame holds text that is not valid Unicode.")) from None
     if not isinstance(frame.get("type"), str):
         message = _("The frame needs a 'type' string.")
         raise BadFrame("bad_frame", message, details={"type": "string"})

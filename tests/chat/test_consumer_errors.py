@@ -276,3 +276,26 @@ async def test_user_can_stop_a_running_turn(user, entry_agent, settings):
 
 async def _count(model, **filters) -> int:
     return await database_sync_to_async(lambda: model.objects.filter(**filters).count())()
+
+
+SEND_WITH_A_LONE_SURROGATE = (
+    f'{{"type": "message.send", "session_id": "{uuid.uuid4()}", '
+    f'"message_id": "{uuid.uuid4()}", "text": "hi \\udc00"}}'
+)
+
+
+@pytest.mark.parametrize(
+    "text_data",
+    [
+        '{"type": "\\ud800"}',  # echoed back in the error, it used to kill the socket
+        SEND_WITH_A_LONE_SURROGATE,
+    ],
+)
+async def test_lone_surrogates_are_a_bad_frame_and_the_socket_stays(user, entry_agent, text_data):
+    ws = await connect(user)
+    await ws.send_to(text_data=text_data)
+    event = await expect_error(ws, "bad_json")
+    assert "Unicode" in event["data"]["message"]
+    assert await ChatMessage.objects.acount() == 0
+    await still_usable(ws)
+    await ws.disconnect()
