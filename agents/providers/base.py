@@ -74,3 +74,15 @@ class ModelProvider(Protocol):
     def stream(self, request: ModelRequest) -> Iterator[ProviderEvent]:
         """Yield events for one call; raise ProviderError on failure."""
         ...
+
+
+def whole_answer(provider: ModelProvider, request: ModelRequest) -> tuple[str, Usage]:
+    """One call's whole text and the usage it reported (for calls nobody watches stream: the
+    router, the validator)."""
+    text, usage = "", Usage()
+    for event in provider.stream(request):
+        if isinstance(event, TextDelta):
+            text += event.text
+        elif isinstance(event, Usage):
+            usage = event
+    return text, usage

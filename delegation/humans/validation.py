@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import F
 
 from agents.providers import provider_for
-from agents.providers.base import ModelRequest, TextDelta, Usage
+from agents.providers.base import ModelRequest, whole_answer
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind, Verdict
 from delegation.models import Run
@@ -150,7 +150,7 @@ def model_check(*, run: Run, answer: str) -> Check:
     )
     try:
         hold = usage_hold(run=run, provider=provider.name, request=request)
-        text, usage = _pool.submit(_ask, provider, request).result(
+        text, usage = _pool.submit(whole_answer, provider, request).result(
             timeout=settings.HUMANS_VALIDATOR_TIMEOUT
         )
     except FutureTimeout:
@@ -162,16 +162,6 @@ def model_check(*, run: Run, answer: str) -> Check:
         return parse_verdict(text)
     except ValueError as exc:
         return _trusted(str(exc))
-
-
-def _ask(provider: Any, request: ModelRequest) -> tuple[str, Usage]:
-    text, usage = "", Usage()
-    for event in provider.stream(request):
-        if isinstance(event, TextDelta):
-            text += event.text
-        elif isinstance(event, Usage):
-            usage = event
-    return text, usage
 
 
 def parse_verdict(text: str) -> Check:

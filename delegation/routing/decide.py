@@ -16,9 +16,13 @@ from django.conf import settings
 
 from agents.models import Agent
 from agents.providers import provider_for
-from agents.providers.base import ModelRequest, TextDelta
+from agents.providers.base import ModelRequest, Usage, whole_answer
+from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, RoutingRule, RuleKind
 from delegation.routing.rules import fold, rule_match
+from delegation.tree.budget import budget_reserve_model_call, budget_state
+from delegation.usage.budgets import BudgetExceeded
+from delegation.usage.services import CallHold, usage_charge, usage_hold
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +60,9 @@ class RoutingInput:
     targets: list[Agent]  # experts the entry agent may ask for this user now
     force_strict: bool = False
     force_guide: bool = False
+    # The turn's entry run: the router's model call is taken from its budget and charged to its
+    # ledger like any call (None: a dry run, as the admin's "try a message" makes).
+    run: Run | None = None
 
 
 def routing_decide(given: RoutingInput) -> RoutingDecision:
@@ -130,37 +137,70 @@ def _apply_first(
 
 
 def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
-    """Ask the router model to pick self or an expert; on any failure, the tag fallback."""
+    """Ask the router model to pick self or an expert; on any failure, the tag fallback. The
+    call counts against the turn's model calls and money like any other, and is ledgered."""
     entry = given.entry
     provider_name = (given.policy.router_provider if given.policy else "") or entry["provider"]
     provider = provider_for(provider_name)
     if provider.name == "offline":  # no model to ask: the tags decide, as the offline model does
         _route_by_tags(decision, given, because="keyword/tag routing (offline model)")
         return
+    request = _router_request(given)
     started = time.monotonic()
     try:
-        future = _router_pool.submit(_ask_router, provider, given)
-        target, reason = future.result(timeout=given.policy.router_timeout)
+        hold = _router_cleared(given, provider.name, request)
+        future = _router_pool.submit(whole_answer, provider, request)
+    except BudgetSpent as exc:
+        decision.fallback_used = True
+        _route_by_tags(decision, given, because=f"no router ({exc}): fallback")
+        return
+    text, usage = "", Usage()
+    try:
+        text, usage = future.result(timeout=given.policy.router_timeout)
+        target, reason = _router_choice(text, given)
     except (FutureTimeout, Exception) as exc:  # any failure: the rules decide
         decision.router_latency_ms = round((time.monotonic() - started) * 1000, 1)
         logger.warning("router failed (%s): keyword/tag fallback", type(exc).__name__)
         decision.fallback_used = True
         _route_by_tags(decision, given, because=f"router failed ({_describe(exc)}): fallback")
         return
+    finally:
+        if hold is not None:  # a call made is charged (at its estimate when it told nothing)
+            usage_charge(run=given.run, hold=hold, usage=usage, text=text)
     decision.router_latency_ms = round((time.monotonic() - started) * 1000, 1)
     decision.target = None if target == "self" else target
     _add_reason(decision, reason or "The router model chose without a stated reason.")
 
 
-def _ask_router(provider: Any, given: RoutingInput) -> tuple[str, str]:
-    """The router model's choice as (target or "self", reason); ValueError on garbage."""
+class BudgetSpent(Exception):
+    """The turn cannot pay for the router's call: its model calls or a money budget."""
+
+
+def _router_cleared(given: RoutingInput, provider: str, request: ModelRequest) -> CallHold | None:
+    """Take the router's call from the turn's model calls and hold its price on the money
+    budgets (BudgetSpent when either is spent); None for a dry run (no turn to charge)."""
+    run = given.run
+    if run is None:
+        return None
+    root_id = run.root_id_or_self
+    limit = budget_state(root_id=root_id).max_model_calls
+    if not budget_reserve_model_call(root_id=root_id, limit=limit):
+        raise BudgetSpent("the turn has no model call left")
+    try:
+        return usage_hold(run=run, provider=provider, request=request)
+    except BudgetExceeded as exc:
+        raise BudgetSpent(exc.code) from None
+
+
+def _router_request(given: RoutingInput) -> ModelRequest:
+    """The router model's request: the experts, and the user's message."""
     entry, policy = given.entry, given.policy
     lines = [
         f"- {a.name} ({a.display_name}): {a.description or '—'}"
         + (f" Tags: {', '.join(a.tags)}." if a.tags else "")
         for a in given.targets
     ]
-    request = ModelRequest(
+    return ModelRequest(
         model=(policy.router_model if policy else "") or entry["model"] or settings.OPENAI_MODEL,
         messages=[
             {
@@ -177,7 +217,10 @@ def _ask_router(provider: Any, given: RoutingInput) -> tuple[str, str]:
         base_url=entry.get("base_url", ""),
         api_key_env=entry.get("api_key_env", ""),
     )
-    answer = "".join(e.text for e in provider.stream(request) if isinstance(e, TextDelta))
+
+
+def _router_choice(answer: str, given: RoutingInput) -> tuple[str, str]:
+    """The router model's choice as (target or "self", reason); ValueError on garbage."""
     found = _JSON.search(answer)
     if not found:
         raise ValueError("the router's answer is not JSON")

@@ -29,6 +29,7 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
             targets=delegation_targets(caller=run),
             force_strict=bool(request.get("force_strict")),
             force_guide=bool(request.get("force_guide")),
+            run=run,
         )
     )
     run.routing = decision.as_dict()

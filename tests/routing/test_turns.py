@@ -14,6 +14,7 @@ from delegation.models import Run
 from delegation.routing.models import Mode, SessionMemory
 from delegation.routing.seeds import routing_seed
 from delegation.turns import turn_start
+from delegation.usage.models import UsageRecord
 from tests.chat.helpers import connect, send_frame
 from tests.delegation.conftest import make_team
 from tests.delegation.test_run_endings import turn_events
@@ -201,3 +202,37 @@ def test_the_rest_send_body_carries_the_routing_flags(user, client, settings):
     assert response.status_code == 202
     run = Run.objects.get(pk=response.json()["run_id"])
     assert run.routing_request == {"force_strict": True}
+
+
+async def test_the_router_call_is_counted_and_ledgered_like_any_call(user, team):
+    await database_sync_to_async(team_with_policy)("site-assistant")
+    team.always["the router"] = lambda body: Reply(
+        text_chunks=['{"target": "hr", "reason": "people"}'], prompt_tokens=40, completion_tokens=9
+    )
+    team.script("hr", text("HR here."))
+    team.script("boss", text("Done."))
+    await turn_events(user, "Who should I talk to about my new colleague?")
+    turn = await root()
+    calls = sum(len(requests) for requests in team.requests.values())
+    assert calls == 3  # the router, the expert, the entry agent
+    rows = await database_sync_to_async(list)(UsageRecord.objects.order_by("created_at"))
+    assert len(rows) == calls == turn.tree_model_calls
+    router_row = rows[0]
+    assert (router_row.run_id, router_row.prompt_tokens, router_row.completion_tokens) == (
+        turn.id,
+        40,
+        9,
+    )
+    assert turn.usage["prompt_tokens"] >= 40  # the entry run's usage includes it
+
+
+async def test_a_turn_whose_model_calls_are_spent_is_not_routed_by_the_model(user, team, settings):
+    settings.TURN_MAX_MODEL_CALLS = 1  # the entry agent's own answer only
+    await database_sync_to_async(team_with_policy)("site-assistant")
+    team.always["the router"] = router_reply
+    team.script("boss", text("I answer myself."))
+    await turn_events(user, "a question for hr about onboarding")
+    turn = await root()
+    assert "the router" not in team.requests  # never asked: no call was left for it
+    assert turn.routing["fallback_used"] and "no model call left" in turn.routing["reason"]
+    assert turn.tree_model_calls <= 1
