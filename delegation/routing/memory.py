@@ -16,24 +16,21 @@ MAX_DOCS = 20
 MAX_TEXT = 100
 
 
-def memory_context(*, run: Run, policy: RoutingPolicy | None) -> str:
-    """The short context block an entry agent gets from memory ("" when there is none)."""
+def memory_context(*, run: Run, policy: RoutingPolicy | None) -> dict[str, Any]:
+    """What routing remembers of the conversation, for the entry agent ({} when nothing). It
+    quotes users and documents (topics, document titles): data for the model, never part of a
+    system prompt (delegation/steps/prompting.py)."""
     memory = memory_of(
         session=run.session_id, user=run.user_id, per_user=bool(policy and policy.memory_per_user)
     )
     data = memory.data if memory else {}
-    parts = []
-    if data.get("last_intent"):
-        parts.append(f"last intent: {data['last_intent']}")
-    if data.get("interested_topics"):
-        parts.append(f"topics of interest: {', '.join(data['interested_topics'])}")
-    if data.get("visited_docs"):
-        parts.append(
-            f"documents already cited: {', '.join(d['title'] for d in data['visited_docs'])}"
-        )
-    if data.get("last_project_focus"):
-        parts.append(f"last project in focus: {data['last_project_focus']}")
-    return "Conversation memory (routing): " + "; ".join(parts) + "." if parts else ""
+    remembered = {
+        "last_intent": data.get("last_intent"),
+        "topics_of_interest": data.get("interested_topics"),
+        "documents_already_cited": [d["title"] for d in data.get("visited_docs", [])],
+        "last_project_in_focus": data.get("last_project_focus"),
+    }
+    return {key: value for key, value in remembered.items() if value}
 
 
 # A first memory, unless another turn of the user wrote it first (no savepoint needed around
