@@ -7,6 +7,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext
+from kombu.exceptions import OperationalError as BrokerError
+from redis.exceptions import RedisError
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -47,6 +49,7 @@ ERROR_CODES: dict[str, str] = {
     "budget_exceeded": "The model call would pass a money budget (turn, user or agent).",
     "stream_interrupted": "The live event relay failed; reconnect to resume.",
     "internal_error": "An unexpected server error; it is logged.",
+    "service_unavailable": "A service the request needs (Redis, the broker) is unreachable.",
     # REST API (see docs/api.md)
     "not_authenticated": "No credentials were sent.",
     "authentication_failed": "The token or session is invalid.",
@@ -158,6 +161,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """Render every API error as `{"error": {"code", "message", "details"}}`."""
     if isinstance(exc, AppError):
         return Response({"error": exc.as_dict()}, status=exc.status)
+    if isinstance(exc, (RedisError, BrokerError)):  # an outage, not a bug: retry shortly
+        logger.warning("API request failed: %s unreachable: %s", type(exc).__name__, exc)
+        message = _("A service this needs is unreachable for a moment; retry shortly.")
+        body = {"code": "service_unavailable", "message": message}
+        return Response({"error": body}, status=503, headers={"Retry-After": "5"})
     response = drf_exception_handler(exc, context)
     if response is None:  # not an API exception: a bug; logged, answered in the same shape
         logger.exception("API request failed", exc_info=exc)

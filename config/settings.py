@@ -119,8 +119,22 @@ else:
         DATABASES["default"].setdefault("OPTIONS", {}).update(
             server_side_binding=True, prepare_threshold=int(_prepare_after)
         )
-# Persistent connections: a task or request reuses its thread's connection instead of opening
-# one (with its PRAGMAs) and closing it every time (docs/decisions/0006-performance.md).
+    # A pool per process (psycopg's, through Django), at most DATABASE_POOL_MAX_SIZE connections:
+    # the ASGI server runs each request's database work on a thread of its own, so connections
+    # kept per thread were one per request in flight, idle for a minute after (29 in one web
+    # process under load). A thread waits up to DATABASE_POOL_TIMEOUT s for a free one. 0 turns
+    # the pool off, e.g. behind PgBouncer (docs/operations.md).
+    _pool_max = env.int("DATABASE_POOL_MAX_SIZE", default=10)
+    if _pool_max:
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": _pool_max,
+            "timeout": env.float("DATABASE_POOL_TIMEOUT", default=10.0),
+        }
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them (Django allows no both)
+# Persistent connections (SQLite, or Postgres without the pool): a task or request reuses its
+# thread's connection instead of opening one (with its PRAGMAs) and closing it every time
+# (docs/decisions/0006-performance.md).
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -462,6 +476,9 @@ KNOWLEDGE_MAX_TOP_K = env.int("KNOWLEDGE_MAX_TOP_K", default=20)
 # empty ones included), PDF pages.
 KNOWLEDGE_MAX_UNPACKED_BYTES = env.int("KNOWLEDGE_MAX_UNPACKED_BYTES", default=50 * 1024 * 1024)
 KNOWLEDGE_MAX_ZIP_ENTRIES = env.int("KNOWLEDGE_MAX_ZIP_ENTRIES", default=1000)
+# XML elements of a .docx: python-docx holds them all in memory (lxml: about 125 bytes each;
+# 2 million fit in 60 KB deflated); 49,000 formatted paragraphs make about 550,000.
+KNOWLEDGE_MAX_XML_ELEMENTS = env.int("KNOWLEDGE_MAX_XML_ELEMENTS", default=1_000_000)
 KNOWLEDGE_MAX_PARAGRAPHS = env.int("KNOWLEDGE_MAX_PARAGRAPHS", default=50_000)
 KNOWLEDGE_MAX_PDF_PAGES = env.int("KNOWLEDGE_MAX_PDF_PAGES", default=2000)
 # Indexing one document stops (the document fails) after this many seconds on a Celery worker.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import socket
 import uuid
 from urllib.parse import urlencode
 
@@ -202,3 +203,23 @@ def test_a_message_of_spaces_alone_is_refused_as_its_schema_says(api, entry_agen
     text = schema["components"]["schemas"]["MessageSendRequest"]["properties"]["text"]
     assert text["minLength"] == 1 and text["pattern"] == r"\S"  # what a client can check first
     assert not ChatMessage.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_send_while_redis_is_down_is_503_and_nothing_is_saved(api, entry_agent, settings):
+    """The throttle's counters live in Redis: with Redis unreachable (a closed port here) a
+    send answers 503 service_unavailable with Retry-After, not a 500, and saves nothing."""
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/0",
+        }
+    }
+    sent = api.post(f"/api/v1/sessions/{uuid.uuid4()}/messages/", {"text": "hi"}, format="json")
+    assert sent.status_code == 503
+    assert sent.json()["error"]["code"] == "service_unavailable"
+    assert sent["Retry-After"] == "5"
+    assert ChatMessage.objects.count() == 0

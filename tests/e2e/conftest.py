@@ -57,6 +57,7 @@ class Workers:
             "OFFLINE_MODEL_DELAY_MS": "0",
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_CONN_MAX_AGE": "0",
+            "DATABASE_POOL_MAX_SIZE": "4",  # as deployed (the test process itself keeps none)
             **env,
         }
         command = [
@@ -348,6 +349,7 @@ class AsgiServer:
             "OFFLINE_MODEL_DELAY_MS": "30",
             "DJANGO_DEBUG": "true",
             "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_POOL_MAX_SIZE": "4",  # as deployed (the test process itself keeps none)
             **env,
         }
         if "REDIS_URL" not in env:  # one process: in-memory layer, in-process pool
