@@ -39,7 +39,7 @@ class RelayProbe:
 
     async def leave(self) -> None:
         """Leave the private group; a failing layer forgets it anyway."""
-        with contextlib.suppress(LAYER_ERRORS):
+        with contextlib.suppress(*LAYER_ERRORS):
             await self.layer.group_discard(self.group, self.channel)
 
     async def send_next(self) -> bool:

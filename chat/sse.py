@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any, TypeVar
 
@@ -84,7 +84,11 @@ class GroupsLost(Exception):
     """The channel layer forgot a stream's groups: its probe did not come back."""
 
 
-async def _live(subscription: _Subscription) -> AsyncIterator[dict[str, Any] | None]:
+# What ends a stream with `stream_interrupted`.
+STREAM_BROKEN: tuple[type[BaseException], ...] = (*LAYER_ERRORS, GroupsLost)
+
+
+async def _live(subscription: _Subscription) -> AsyncGenerator[dict[str, Any] | None, None]:
     """The subscription's messages as they come, and None after each SSE_KEEPALIVE_SECONDS
     without one; raises LAYER_ERRORS or GroupsLost. One receive stays pending across the
     quiet spells: cancelling a channels_redis receive drops what its channel had buffered and
@@ -145,7 +149,7 @@ async def _stream(
                     yield _sse(event, counter)
                     if last(event):
                         return
-    except (*LAYER_ERRORS, GroupsLost) as exc:
+    except STREAM_BROKEN as exc:
         logger.warning(
             "SSE stream of %s ended: channel layer failed: %s: %s",
             subscription.group,

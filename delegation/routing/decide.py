@@ -165,8 +165,8 @@ def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
         _route_by_tags(decision, given, because=f"router failed ({_describe(exc)}): fallback")
         return
     finally:
-        if hold is not None:  # a call made is charged (at its estimate when it told nothing)
-            usage_charge(run=given.run, hold=hold, usage=usage, text=text)
+        if hold is not None and given.run is not None:  # a call made is charged (at its
+            usage_charge(run=given.run, hold=hold, usage=usage, text=text)  # estimate if silent)
     decision.router_latency_ms = round((time.monotonic() - started) * 1000, 1)
     decision.target = None if target == "self" else target
     _add_reason(decision, reason or "The router model chose without a stated reason.")
