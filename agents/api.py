@@ -1,4 +1,5 @@
-"""REST endpoints of agents: the ones a user may use, and (staff) definitions and tools."""
+"""REST endpoints of agents: the ones a user may use, and (by model permission) definitions
+and tools."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,8 +19,9 @@ from agents.serializers import AgentSerializer, AgentSummarySerializer, ToolSeri
 from agents.services import agent_save, validation_errors_by_field
 from config.api_errors import ERRORS
 from config.errors import NotFound
+from config.permissions import ModelPermissions, ModelWritePermissions, holds_model_permission
 
-# Staff read the full definition, everyone else the summary: the schema says "one of the two".
+# Who may view agents reads the full definition, everyone else the summary: "one of the two".
 AGENT_DETAIL = PolymorphicProxySerializer(
     component_name="AgentDetail",
     serializers=[AgentSerializer, AgentSummarySerializer],
@@ -28,11 +29,16 @@ AGENT_DETAIL = PolymorphicProxySerializer(
 )
 
 
+def sees_all_agents(user: Any) -> bool:
+    """Whether the user may view every agent's definition (the admin's view permission)."""
+    return holds_model_permission(user, Agent, "view")
+
+
 def access_agent(user: Any, name: str) -> Agent:
-    """An agent the user may use (staff: any agent), or NotFound."""
+    """An agent the user may use (who may view agents: any agent), or NotFound."""
     agent = Agent.objects.filter(name=name).first()
     if agent is None or not (
-        user.is_staff or (agent.enabled and agent_usable_by(agent=agent, user=user))
+        sees_all_agents(user) or (agent.enabled and agent_usable_by(agent=agent, user=user))
     ):
         raise NotFound("agent")
     return agent
@@ -47,15 +53,21 @@ def agent_save_from_api(*, agent: Agent | None, data: dict[str, Any], user: Any)
 
 
 class AgentListView(APIView):
-    """Agents: the ones the user may use; staff see and create all."""
+    """Agents: the ones the user may use; who may view agents sees all, who may add them
+    creates them."""
+
+    permission_classes = [ModelWritePermissions]
+    permission_model = Agent
 
     @extend_schema(
         operation_id="agents_list", responses={200: AgentSummarySerializer(many=True), **ERRORS}
     )
     def get(self, request: Request) -> Response:
-        """Agents this user may use (staff: every agent)."""
+        """Agents this user may use (who may view agents: every agent)."""
         agents = (
-            Agent.objects.all() if request.user.is_staff else agents_usable_by(user=request.user)
+            Agent.objects.all()
+            if sees_all_agents(request.user)
+            else agents_usable_by(user=request.user)
         )
         return Response(AgentSummarySerializer(agents, many=True).data)
 
@@ -65,27 +77,24 @@ class AgentListView(APIView):
         responses={201: AgentSerializer, **ERRORS},
     )
     def post(self, request: Request) -> Response:
-        """Create an agent (staff), with the same validation as admin."""
-        self.check_staff(request)
+        """Create an agent (permission agents.add_agent), with the same validation as admin."""
         serializer = AgentSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         agent = agent_save_from_api(agent=None, data=serializer.validated_data, user=request.user)
         return Response(AgentSerializer(agent).data, status=status.HTTP_201_CREATED)
 
-    def check_staff(self, request: Request) -> None:
-        """Writes are for staff."""
-        if not IsAdminUser().has_permission(request, self):
-            self.permission_denied(request, message="Only staff may change agents.")
-
 
 class AgentDetailView(APIView):
-    """One agent: read it (if usable), or (staff) update or disable it."""
+    """One agent: read it (if usable), or update or disable it (agents.change_agent)."""
+
+    permission_classes = [ModelWritePermissions]
+    permission_model = Agent
 
     @extend_schema(operation_id="agents_retrieve", responses={200: AGENT_DETAIL, **ERRORS})
     def get(self, request: Request, name: str) -> Response:
-        """The agent; full definition for staff, summary for others."""
+        """The agent; the full definition for who may view agents, the summary for others."""
         agent = access_agent(request.user, name)
-        serializer = AgentSerializer if request.user.is_staff else AgentSummarySerializer
+        serializer = AgentSerializer if sees_all_agents(request.user) else AgentSummarySerializer
         return Response(serializer(agent).data)
 
     @extend_schema(
@@ -94,9 +103,8 @@ class AgentDetailView(APIView):
         responses={200: AgentSerializer, **ERRORS},
     )
     def patch(self, request: Request, name: str) -> Response:
-        """Change fields (staff); `{"enabled": false}` disables the agent. Each save is a new
-        version with a stored revision."""
-        AgentListView().check_staff(request)
+        """Change fields (agents.change_agent); `{"enabled": false}` disables the agent. Each
+        save is a new version with a stored revision."""
         agent = access_agent(request.user, name)
         serializer = AgentSerializer(agent, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
@@ -118,9 +126,10 @@ class AvailableAgentsView(APIView):
 
 
 class ToolListView(APIView):
-    """The tool registry (staff)."""
+    """The tool registry (agents.view_agent: the tools an agent's definition offers)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Agent
 
     @extend_schema(operation_id="tools_list", responses={200: ToolSerializer(many=True), **ERRORS})
     def get(self, request: Request) -> Response:

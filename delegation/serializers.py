@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config.permissions import holds_model_permission
 from delegation.humans.models import InboxItem, ItemStatus
 from delegation.humans.selectors import waiting_for
 from delegation.models import Run, RunStatus
@@ -81,11 +82,11 @@ class RunSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
     def get_routing(self, run: Run) -> dict[str, Any] | None:
-        """The routing decision of the turn (root runs; staff only, else null)."""
+        """The routing decision of the turn (root runs; for who may view runs in the admin,
+        else null)."""
         request = self.context.get("request")
-        if run.parent_id is not None or not getattr(
-            getattr(request, "user", None), "is_staff", False
-        ):
+        user = getattr(request, "user", None)
+        if run.parent_id is not None or not holds_model_permission(user, Run, "view"):
             return None
         return run.routing
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from agents.models import Agent
@@ -21,6 +22,24 @@ def make_user(username: str | None = None, **fields: Any) -> Any:
     """A user with password 'pw'."""
     name = username or f"user{next(_counter)}"
     return get_user_model().objects.create_user(name, password="pw", **fields)
+
+
+def grant(user: Any, *perms: str) -> Any:
+    """Give the user these permissions ("app_label.codename"), seen by its next check."""
+    for perm in perms:
+        app_label, codename = perm.split(".", 1)
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+    for cache in ("_perm_cache", "_user_perm_cache", "_group_perm_cache"):
+        user.__dict__.pop(cache, None)  # ModelBackend caches what it read on the instance
+    return user
+
+
+def model_perms(*models: str, actions: str = "view add change delete") -> list[str]:
+    """The permissions of these models ("app_label.model_name"): each of `actions`."""
+    names = [model.split(".", 1) for model in models]
+    return [f"{app}.{action}_{name}" for app, name in names for action in actions.split()]
 
 
 def make_agent(name: str | None = None, *, subagents: list[Agent] = (), **fields: Any) -> Agent:

@@ -7,12 +7,11 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.pagination import CursorPagination
 from rest_framework.parsers import MultiPartParser
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.knowledge.models import KnowledgeBase
+from agents.knowledge.models import Document, KnowledgeBase
 from agents.knowledge.selectors import access_document, access_knowledge_base, documents_of
 from agents.knowledge.serializers import (
     DocumentPageSerializer,
@@ -27,6 +26,7 @@ from agents.knowledge.services import (
     upload_check,
 )
 from config.api_errors import ERRORS, ErrorSerializer
+from config.permissions import ModelPermissions
 
 UPLOAD_ERRORS = {**ERRORS, 409: ErrorSerializer, 413: ErrorSerializer, 415: ErrorSerializer}
 
@@ -41,7 +41,8 @@ class NewestFirst(CursorPagination):
 class KnowledgeBaseListView(APIView):
     """Knowledge bases: list and create (staff)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = KnowledgeBase
 
     @extend_schema(
         operation_id="knowledge_bases_list",
@@ -68,7 +69,8 @@ class KnowledgeBaseListView(APIView):
 class KnowledgeBaseDetailView(APIView):
     """One knowledge base (staff)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = KnowledgeBase
 
     @extend_schema(
         operation_id="knowledge_bases_retrieve",
@@ -82,7 +84,8 @@ class KnowledgeBaseDetailView(APIView):
 class DocumentListView(APIView):
     """A knowledge base's documents: list every version, or upload one (multipart)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Document
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -125,7 +128,8 @@ class DocumentListView(APIView):
 class DocumentDetailView(APIView):
     """One document version (staff): read or delete."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Document
 
     @extend_schema(
         operation_id="knowledge_documents_retrieve",

@@ -27,6 +27,19 @@ def kb_readable_by(*, kb: KnowledgeBase, user: Any) -> bool:
     return not kb.access_permission or user.has_perm(kb.access_permission)
 
 
+def knowledge_bases_unreadable_by(*, user: Any) -> list[int]:
+    """Ids of the knowledge bases whose access rule the user does not pass (of those with a
+    rule: one without is readable by every signed-in user)."""
+    restricted = KnowledgeBase.objects.exclude(access_group=None, access_permission="")
+    return [kb.pk for kb in restricted if not kb_readable_by(kb=kb, user=user)]
+
+
+def knowledge_bases_of_documents(*, document_ids: Iterable[int]) -> list[int]:
+    """Ids of the knowledge bases these documents belong to."""
+    kbs = Document.objects.filter(pk__in=list(document_ids)).values_list("kb_id", flat=True)
+    return sorted(set(kbs))
+
+
 def knowledge_bases_linked_to(
     *, agent_names_or_ids: Iterable[str | int]
 ) -> QuerySet[KnowledgeBase]:
@@ -67,18 +80,24 @@ def with_knowledge_flag(agents: QuerySet[Any]) -> QuerySet[Any]:
     )
 
 
+def manages_knowledge(user: Any) -> bool:
+    """Whether the user holds any permission of the knowledge app (the admin shows it them);
+    each REST view checks the one its method needs."""
+    return bool(getattr(user, "is_authenticated", False) and user.has_module_perms("knowledge"))
+
+
 def access_knowledge_base(user: Any, kb_id: int) -> KnowledgeBase:
-    """A knowledge base for a staff REST caller, or NotFound."""
+    """A knowledge base for a REST caller who manages knowledge, or NotFound."""
     kb = KnowledgeBase.objects.filter(pk=kb_id).first()
-    if kb is None or not getattr(user, "is_staff", False):
+    if kb is None or not manages_knowledge(user):
         raise NotFound("knowledge_base")
     return kb
 
 
 def access_document(user: Any, kb: KnowledgeBase, document_id: int) -> Document:
-    """A document of this knowledge base for a staff REST caller, or NotFound."""
+    """A document of this knowledge base for a REST caller who manages knowledge, or NotFound."""
     document = Document.objects.defer(*HEAVY_FIELDS).filter(kb=kb, pk=document_id).first()
-    if document is None or not getattr(user, "is_staff", False):
+    if document is None or not manages_knowledge(user):
         raise NotFound("document")
     return document
 

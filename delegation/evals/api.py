@@ -1,4 +1,5 @@
-"""REST endpoints of evals (staff): suites, cases, runs with their reports, held drafts."""
+"""REST endpoints of evals: suites, cases, runs with their reports, held drafts; each asks the
+model permission the admin asks for it."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.models import AgentRevision
+from agents.models import Agent, AgentRevision
 from agents.services import validation_errors_by_field
 from config.api_errors import ERRORS
+from config.permissions import ModelPermissions
 from delegation.evals.expectations import LABELS
 from delegation.evals.gate import draft_discard, draft_publish, draft_summary
-from delegation.evals.models import EvalCase, EvalRun, EvalSuite, Trigger
+from delegation.evals.models import AgentDraft, EvalCase, EvalRun, EvalSuite, Trigger
 from delegation.evals.selectors import (
     access_case,
     access_draft,
@@ -42,9 +43,9 @@ RECENT_RUNS = 50
 
 
 class StaffView(APIView):
-    """Evals are for staff."""
+    """Evals are for staff who hold the model permission (each view names its model)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
 
 
 def _invalid(exc: DjangoValidationError) -> serializers.ValidationError:
@@ -73,6 +74,8 @@ def _save_case(case: EvalCase | None, data: dict[str, Any]) -> EvalCase:
 class EvalSuiteListView(StaffView):
     """Every suite; create one."""
 
+    permission_model = EvalSuite
+
     @extend_schema(
         operation_id="eval_suites_list", responses={200: EvalSuiteSerializer(many=True), **ERRORS}
     )
@@ -96,6 +99,8 @@ class EvalSuiteListView(StaffView):
 
 class EvalSuiteDetailView(StaffView):
     """One suite: read, change, delete (with its cases and runs)."""
+
+    permission_model = EvalSuite
 
     @extend_schema(
         operation_id="eval_suites_retrieve", responses={200: EvalSuiteSerializer, **ERRORS}
@@ -127,6 +132,8 @@ class EvalSuiteDetailView(StaffView):
 class EvalCaseListView(StaffView):
     """A suite's cases; add one."""
 
+    permission_model = EvalCase
+
     @extend_schema(
         operation_id="eval_cases_list", responses={200: EvalCaseSerializer(many=True), **ERRORS}
     )
@@ -151,6 +158,8 @@ class EvalCaseListView(StaffView):
 
 class EvalCaseDetailView(StaffView):
     """One case: read, change, delete."""
+
+    permission_model = EvalCase
 
     @extend_schema(
         operation_id="eval_cases_retrieve", responses={200: EvalCaseSerializer, **ERRORS}
@@ -181,6 +190,8 @@ class EvalCaseDetailView(StaffView):
 
 class EvalRunListView(StaffView):
     """A suite's recent runs; start one."""
+
+    permission_model = EvalRun
 
     @extend_schema(
         operation_id="eval_runs_list", responses={200: EvalRunSerializer(many=True), **ERRORS}
@@ -226,6 +237,8 @@ class EvalRunListView(StaffView):
 class EvalRunDetailView(StaffView):
     """One run's report."""
 
+    permission_model = EvalRun
+
     @extend_schema(
         operation_id="eval_runs_retrieve", responses={200: EvalRunReportSerializer, **ERRORS}
     )
@@ -239,7 +252,9 @@ class EvalRunDetailView(StaffView):
 
 
 class EvalRunCancelView(StaffView):
-    """Stop a run."""
+    """Stop a run (evals.add_evalrun: the admin lets who may start runs stop them)."""
+
+    permission_model = EvalRun
 
     @extend_schema(
         operation_id="eval_runs_cancel", request=None, responses={200: EvalRunSerializer, **ERRORS}
@@ -258,6 +273,8 @@ def _draft_body(draft: Any) -> dict[str, Any]:
 class DraftDetailView(StaffView):
     """A save the publish gate held."""
 
+    permission_model = AgentDraft
+
     @extend_schema(
         operation_id="eval_drafts_retrieve", responses={200: AgentDraftSerializer, **ERRORS}
     )
@@ -267,7 +284,10 @@ class DraftDetailView(StaffView):
 
 
 class DraftPublishView(StaffView):
-    """Publish a held draft anyway."""
+    """Publish a held draft anyway (agents.change_agent, as the admin's gate page)."""
+
+    permission_model = Agent
+    permission_actions = {"POST": "change"}
 
     @extend_schema(
         operation_id="eval_drafts_publish",
@@ -298,7 +318,10 @@ class DraftPublishView(StaffView):
 
 
 class DraftDiscardView(StaffView):
-    """Drop a held draft."""
+    """Drop a held draft (agents.change_agent, as the admin's gate page)."""
+
+    permission_model = Agent
+    permission_actions = {"POST": "change"}
 
     @extend_schema(
         operation_id="eval_drafts_discard",

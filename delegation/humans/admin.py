@@ -1,6 +1,6 @@
 """Admin of humans in the loop: the inbox (decided in /inbox/), the review queue (decided
-here), validation verdicts and the activity log, filterable; each scoped to the staff member's
-groups as the API is."""
+here), validation verdicts and the activity log, filterable; each scoped to the staff member
+as the API is (groups; the activity log also by users' own questions and knowledge)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 from config.errors import AppError
 from delegation.humans.models import Activity, InboxItem, Review, ReviewStatus, Verdict
 from delegation.humans.reviews import review_decide
-from delegation.humans.selectors import inbox_items_for, reviews_for
+from delegation.humans.selectors import activity_for, inbox_items_for, reviews_for
 from delegation.selectors import run_tree
 
 
@@ -218,5 +218,5 @@ class ActivityAdmin(ReadOnly):
     actions = [export_csv]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Activity]:
-        """With who, in one query."""
-        return super().get_queryset(request).select_related("user", "actor")
+        """Only the rows this staff member may see (as the API's), with who, in one query."""
+        return activity_for(user=request.user)

@@ -146,6 +146,8 @@ def _close(item: InboxItem, fields: dict[str, Any], *, actor: Any, kind: str) ->
                 actor=actor,
                 summary=_summary(item),
                 data={"item_id": str(item.id), "status": item.status, "note": item.note},
+                group=item.group,
+                audience=item.audience,
             )
             inbox_notify(item, "inbox.item_decided")
             session_notify(item, "run.resumed")

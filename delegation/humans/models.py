@@ -190,7 +190,13 @@ class ActivityKind(models.TextChoices):
 
 
 class Activity(models.Model):
-    """One row per notable event of the agents' work, for admins and export."""
+    """One row per notable event of the agents' work, for admins and export.
+
+    Scoped like what it reports (`delegation.humans.selectors.activity_for`): a row belongs to
+    its agent's assignment group (or its inbox item's, or its review's), a row about a question
+    to the end user is theirs alone, and a row whose run was shown knowledge (whose summary
+    may quote it) carries those knowledge bases, whose access rules its reader must pass.
+    """
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     kind = models.CharField(max_length=24, choices=ActivityKind.choices, db_index=True)
@@ -207,6 +213,11 @@ class Activity(models.Model):
     )
     summary = models.CharField(max_length=500)
     data = models.JSONField(default=dict, blank=True)
+    group = models.CharField(max_length=150, blank=True)  # assignment group (name)
+    audience = models.CharField(max_length=8, choices=Audience.choices, default=Audience.STAFF)
+    knowledge = models.ManyToManyField(  # what the row may quote: its readers must pass their rules
+        "knowledge.KnowledgeBase", blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

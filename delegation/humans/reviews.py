@@ -215,5 +215,6 @@ def review_decide(
             summary=f"Review of {review.agent_name}'s answer: {status}"
             + (f" ({review.note})" if review.note else ""),
             data={"review_id": str(review.id), "status": status},
+            group=review.group,
         )
     return review

@@ -7,8 +7,10 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from agents.knowledge.selectors import knowledge_bases_unreadable_by
 from config.errors import NotFound
-from delegation.humans.models import Audience, InboxItem, ItemKind, Review
+from config.permissions import holds_model_permission
+from delegation.humans.models import Activity, Audience, InboxItem, ItemKind, Review
 
 
 def group_names(user: Any) -> list[str]:
@@ -51,8 +53,9 @@ def access_inbox_item(user: Any, item_id: uuid.UUID | str) -> InboxItem:
 
 
 def reviews_for(*, user: Any) -> QuerySet[Review]:
-    """Reviews a staff member may see (their groups', or unassigned); none for others."""
-    if not user.is_staff:
+    """Reviews a reviewer (who may view reviews) may see: their groups', or unassigned; none
+    for others."""
+    if not holds_model_permission(user, Review, "view"):
         return Review.objects.none()
     return Review.objects.filter(_staff_scope(user)).select_related("reviewed_by", "user", "run")
 
@@ -63,6 +66,21 @@ def access_review(user: Any, review_id: uuid.UUID | str) -> Review:
     if review is None:
         raise NotFound("review")
     return review
+
+
+def activity_for(*, user: Any) -> QuerySet[Activity]:
+    """Activity rows a staff member who may view the log sees, as the inbox, the reviews and
+    the knowledge would show them: rows of their groups' agents (or unassigned; all for
+    superusers), never another user's question to themselves, and only rows whose knowledge
+    they may read. Their own runs' rows are theirs, as in the inbox."""
+    if not holds_model_permission(user, Activity, "view"):
+        return Activity.objects.none()
+    visible = Q(user=user) | (Q(audience=Audience.STAFF) & _staff_scope(user))
+    rows = Activity.objects.filter(visible)
+    unreadable = knowledge_bases_unreadable_by(user=user)
+    if unreadable:
+        rows = rows.exclude(knowledge__in=unreadable)
+    return rows.select_related("user", "actor")
 
 
 def waiting_for(item: InboxItem) -> str:

@@ -124,6 +124,8 @@ def _ask(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.U
             run=run,
             summary=f"{config['display_name']} {what}",
             data={"item_id": str(item.id), "tool": name, "arguments": arguments},
+            group=item.group,
+            audience=item.audience,
         )
 
 
@@ -178,6 +180,7 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
             run=run,
             summary=f"{locked.tool} ran after approval: {'ok' if result.ok else result.error}",
             data={"item_id": str(locked.id), "ok": result.ok},
+            group=locked.group,
         )
     item.result, item.executed_at = locked.result, locked.executed_at
     return locked.result

@@ -1,17 +1,19 @@
-"""REST endpoints of usage: reports for staff, a user's own usage, the costliest turns."""
+"""REST endpoints of usage: reports and the costliest turns (usage.view_usagerecord), a user's
+own usage."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from config.api_errors import ERRORS
+from config.permissions import ModelPermissions
+from delegation.usage.models import UsageRecord
 from delegation.usage.selectors import usage_report, usage_top_turns, usage_total
 from delegation.usage.serializers import (
     CostlyTurnSerializer,
@@ -41,9 +43,11 @@ def _report(query: dict[str, Any], user: Any = None) -> dict[str, Any]:
 
 
 class UsageReportView(APIView):
-    """Staff: tokens and cost of every user's model calls, grouped."""
+    """Tokens and cost of every user's model calls, grouped (usage.view_usagerecord, as the
+    admin's cost dashboard)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = UsageRecord
 
     @extend_schema(
         operation_id="usage_report",
@@ -73,9 +77,11 @@ class MyUsageView(APIView):
 
 
 class CostlyTurnsView(APIView):
-    """Staff: the costliest turns with the cost of every run of their trees."""
+    """The costliest turns with the cost of every run of their trees
+    (usage.view_usagerecord)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = UsageRecord
 
     @extend_schema(
         operation_id="usage_turns",

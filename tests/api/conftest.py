@@ -30,10 +30,11 @@ def mallory_api(other_user) -> APIClient:
 
 @pytest.fixture
 def staff_api(db) -> APIClient:
-    """A staff user, by API token."""
-    from tests.factories import make_user
+    """A staff user who may view, add and change agents (as in the admin), by API token."""
+    from tests.factories import grant, make_user, model_perms
 
-    return token_client(make_user("staffer", is_staff=True))
+    staffer = make_user("staffer", is_staff=True)
+    return token_client(grant(staffer, *model_perms("agents.agent", actions="view add change")))
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 import schemathesis
+from django.contrib.auth.models import Permission
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
@@ -45,6 +46,10 @@ FUZZ = settings(
 )
 
 
+# The apps whose model permissions the staff endpoints ask for.
+STAFF_APPS = ("agents", "knowledge", "humans", "usage", "evals", "delegation")
+
+
 @dataclass
 class Caller:
     """Who calls the API, with ids of objects that exist and are theirs."""
@@ -60,12 +65,15 @@ class Caller:
 
 @pytest.fixture(params=["staff", "user"])
 def caller(request, db, settings) -> Caller:
-    """A staff user (staff-only operations run) or a plain user (they answer 403, and reads
-    have their non-staff shapes), owning a session with a finished turn and a spare token."""
+    """A staff user holding every permission of the apps the API serves (staff-only operations
+    run) or a plain user (they answer 403, and reads have their non-staff shapes), owning a
+    session with a finished turn and a spare token."""
     settings.TASKS_RUN_SYNC = True
     make_agent("assistant", is_entry=True, tool_keys=["calculate"])
     make_agent("finance", tags=["money"], description="Budgets.")
     user = make_user(f"fuzzer-{request.param}", is_staff=request.param == "staff")
+    if request.param == "staff":  # staff operations ask the admin's model permissions
+        user.user_permissions.set(Permission.objects.filter(content_type__app_label__in=STAFF_APPS))
     raw = token_create(user=user, name="fuzz")[1]
     spare, _ = token_create(user=user, name="spare")
     client = APIClient()

@@ -14,7 +14,7 @@ from django.contrib.auth.models import Group
 from chat.models import ChatMessage
 from delegation.humans.models import Review
 from tests.chat.helpers import connect
-from tests.factories import make_user
+from tests.factories import grant, make_user
 from tests.fake_openai import delegate, text
 from tests.humans.conftest import agent
 from tests.humans.helpers import client, start
@@ -25,6 +25,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def sync_tasks(settings):
     settings.TASKS_RUN_SYNC = True
+
+
+@pytest.fixture
+def reviewer(staff):
+    """The Finance staff member, who may view and decide reviews (as the admin asks) and see
+    the agents' states."""
+    return grant(staff, "humans.view_review", "humans.change_review", "agents.view_agent")
 
 
 def flagged_turn(user, team, group: str = "Finance"):
@@ -42,9 +49,9 @@ def flagged_turn(user, team, group: str = "Finance"):
     return start(user, "What is the Q3 budget?")
 
 
-def test_a_flagged_answer_is_queued_with_its_question_tree_and_issue(user, staff, team):
+def test_a_flagged_answer_is_queued_with_its_question_tree_and_issue(user, reviewer, team):
     root = flagged_turn(user, team)
-    listed = client(staff).get("/api/v1/reviews/").json()["results"]
+    listed = client(reviewer).get("/api/v1/reviews/").json()["results"]
     assert len(listed) == 1
     review = listed[0]
     assert review["question"] == "What is the Q3 budget?"
@@ -54,17 +61,17 @@ def test_a_flagged_answer_is_queued_with_its_question_tree_and_issue(user, staff
     tree = review["tree"]
     assert [(r["agent"], r["depth"]) for r in tree] == [("boss", 0), ("fin", 1)]
     assert tree[1]["validation"]["outcome"] == "low_confidence"
-    states = {row["name"]: row for row in client(staff).get("/api/v1/agent-states/").json()}
+    states = {row["name"]: row for row in client(reviewer).get("/api/v1/agent-states/").json()}
     assert states["fin"]["quality"]["invalid"] == 1 and states["fin"]["quality"]["pending"] == 1
 
 
-async def test_a_fixed_review_sends_the_corrected_answer_to_the_users_chat(user, staff, team):
+async def test_a_fixed_review_sends_the_corrected_answer_to_the_users_chat(user, reviewer, team):
     root = await database_sync_to_async(flagged_turn)(user, team)
     review = await database_sync_to_async(Review.objects.get)()
     ws = await connect(user)
     await ws.send_json_to({"type": "session.join", "session_id": str(root.session_id)})
     assert (await ws.receive_json_from(timeout=5))["type"] == "session.snapshot"
-    api = await sync_to_async(client)(staff)
+    api = await sync_to_async(client)(reviewer)
     response = await sync_to_async(api.post)(
         f"/api/v1/reviews/{review.id}/decision/",
         {"status": "fixed", "corrected_answer": "The Q3 budget is 60,000 dollars."},
@@ -106,10 +113,10 @@ async def test_a_fixed_review_sends_the_corrected_answer_to_the_users_chat(user,
         ({"status": "correct", "note": 5}, "note"),
     ],
 )
-def test_a_review_that_does_not_fit_is_refused(user, staff, team, body, field):
+def test_a_review_that_does_not_fit_is_refused(user, reviewer, team, body, field):
     flagged_turn(user, team)
     review = Review.objects.get()
-    response = client(staff).post(f"/api/v1/reviews/{review.id}/decision/", body, format="json")
+    response = client(reviewer).post(f"/api/v1/reviews/{review.id}/decision/", body, format="json")
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "invalid" and field in error["details"]
@@ -117,16 +124,16 @@ def test_a_review_that_does_not_fit_is_refused(user, staff, team, body, field):
     assert review.status == "pending"
 
 
-def test_wrong_with_a_note_counts_in_the_agents_quality(user, staff, team):
+def test_wrong_with_a_note_counts_in_the_agents_quality(user, reviewer, team):
     flagged_turn(user, team)
     review = Review.objects.get()
-    response = client(staff).post(
+    response = client(reviewer).post(
         f"/api/v1/reviews/{review.id}/decision/",
         {"status": "wrong", "note": "The budget is 80k."},
         format="json",
     )
     assert response.status_code == 200 and response.json()["reviewed_by"] == "stella"
-    states = {row["name"]: row for row in client(staff).get("/api/v1/agent-states/").json()}
+    states = {row["name"]: row for row in client(reviewer).get("/api/v1/agent-states/").json()}
     assert states["fin"]["quality"]["wrong"] == 1 and states["fin"]["quality"]["pending"] == 0
     assert not ChatMessage.objects.filter(agent__display_name="Reviewer").exists()
 
@@ -136,7 +143,7 @@ def test_another_groups_review_is_invisible_and_users_may_not_review(user, other
     review = Review.objects.get()
     outsider = make_user("otto", is_staff=True)
     outsider.groups.add(Group.objects.create(name="Legal"))
-    api = client(outsider)
+    api = client(grant(outsider, "humans.view_review", "humans.change_review"))
     assert api.get("/api/v1/reviews/").json()["results"] == []
     for response in (
         api.get(f"/api/v1/reviews/{review.id}/"),

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from delegation.humans.models import Activity, InboxItem
-from tests.factories import make_user
+from tests.factories import grant, make_user
 from tests.fake_openai import delegate, error, text, tool_call
 from tests.humans.conftest import agent
 from tests.humans.helpers import client, decide, start
@@ -38,6 +38,7 @@ def states(staff) -> dict[str, dict]:
 
 
 def test_states_of_a_depth_two_turn_waiting_for_a_person_then_idle(user, staff, team):
+    grant(staff, "agents.view_agent")  # the approver also reads the agents' states
     depth_two(team)
     root = start(user)
     now = states(staff)
@@ -79,6 +80,7 @@ def test_states_of_a_depth_two_turn_waiting_for_a_person_then_idle(user, staff, 
 
 
 def test_the_activity_log_filters_and_exports(user, staff, team):
+    grant(staff, "humans.view_activity")  # the approver also reads the activity log
     depth_two(team)
     root = start(user)
     item = InboxItem.objects.get()

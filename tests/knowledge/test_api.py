@@ -8,14 +8,18 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from agents.knowledge.models import Document, KnowledgeBase
 from agents.models import Agent
 from tests.api.conftest import token_client
-from tests.factories import make_agent, make_user
+from tests.factories import grant, make_agent, make_user, model_perms
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def staff(db):
-    return token_client(make_user("staffer", is_staff=True))
+    """A staff user who holds every permission on knowledge bases and documents."""
+    staffer = make_user("staffer", is_staff=True)
+    return token_client(
+        grant(staffer, *model_perms("knowledge.knowledgebase", "knowledge.document"))
+    )
 
 
 @pytest.fixture

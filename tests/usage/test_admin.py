@@ -17,7 +17,7 @@ from delegation.models import Run
 from delegation.usage.models import Budget, UsageRecord
 from tests.api.conftest import token_client
 from tests.delegation.conftest import make_team
-from tests.factories import make_agent, make_user
+from tests.factories import grant, make_agent, make_user
 from tests.fake_openai import Team, delegate, text
 from tests.usage.conftest import make_price, record
 
@@ -145,7 +145,8 @@ def test_the_entry_agents_turn_max_cost_is_edited_in_admin_and_api(admin_client)
     page = admin_client.get("/admin/agents/agent/add/").content.decode()
     assert 'name="turn_max_cost"' in page
     agent = make_agent("boss", is_entry=True)
-    staff = token_client(make_user("auditor", is_staff=True))
+    editor = grant(make_user("auditor", is_staff=True), "agents.change_agent")
+    staff = token_client(editor)
     changed = staff.patch("/api/v1/agents/boss/", {"turn_max_cost": "0.25"}, format="json")
     assert changed.status_code == 200 and changed.json()["turn_max_cost"] == "0.2500"
     assert AgentRevision.objects.filter(agent=agent).first().snapshot["turn_max_cost"] == "0.2500"

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
 
 from tests.api.conftest import token_client
 from tests.delegation.conftest import make_team
-from tests.factories import make_user
+from tests.factories import grant, make_user
 from tests.fake_openai import Team, delegate, text
 from tests.usage.conftest import make_price, record
 
@@ -32,10 +33,15 @@ def ledger(user, other_user) -> None:
     record(user, "boss", TODAY - timedelta(days=40), "9", S1)
 
 
+def auditor() -> Any:
+    """A staff user who may view usage records (as the admin's cost dashboard asks)."""
+    return grant(make_user("auditor", is_staff=True), "usage.view_usagerecord")
+
+
 @pytest.fixture
 def staff():
-    """A staff user, by API token."""
-    return token_client(make_user("auditor", is_staff=True))
+    """An auditor, by API token."""
+    return token_client(auditor())
 
 
 @pytest.fixture
@@ -145,7 +151,7 @@ def test_costly_turns_come_with_the_cost_of_every_run_in_their_tree(settings, us
         f"/api/v1/sessions/{uuid.uuid4()}/messages/", {"text": "hi"}, format="json"
     )
     assert sent.status_code == 202
-    staff = token_client(make_user("auditor", is_staff=True))
+    staff = token_client(auditor())
     turns = staff.get("/api/v1/usage/turns/").json()
     assert len(turns) == 1
     top = turns[0]

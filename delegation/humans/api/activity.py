@@ -1,4 +1,5 @@
-"""REST endpoints of the activity log (list and CSV export) and agent states (staff)."""
+"""REST endpoints of the activity log (list and CSV export, scoped to the reader) and agent
+states; each asks the model permission the admin asks."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from django.db.models import Q, QuerySet
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.permissions import IsAdminUser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,8 +19,10 @@ from rest_framework.views import APIView
 
 from agents.models import Agent
 from config.api_errors import ERRORS
+from config.permissions import ModelPermissions
 from delegation.humans.api.paging import page
 from delegation.humans.models import Activity, ActivityKind
+from delegation.humans.selectors import activity_for
 from delegation.humans.serializers import (
     ActivityPageSerializer,
     ActivityQuerySerializer,
@@ -34,7 +36,7 @@ def _activity(request: Request) -> QuerySet[Activity]:
     query = ActivityQuerySerializer(data=request.query_params.dict())
     query.is_valid(raise_exception=True)
     filters = query.validated_data
-    rows = Activity.objects.select_related("user", "actor")
+    rows = activity_for(user=request.user)
     if "kind" in filters:
         rows = rows.filter(kind=filters["kind"])
     if filters.get("agent"):
@@ -60,9 +62,10 @@ ACTIVITY_FILTERS = [
 
 
 class ActivityListView(APIView):
-    """The activity log (staff)."""
+    """The activity log (humans.view_activity), the rows the reader may see."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Activity
 
     @extend_schema(
         operation_id="activity_list",
@@ -105,9 +108,10 @@ EXPORT_COLUMNS = [
 
 
 class ActivityExportView(APIView):
-    """The activity log as CSV (staff), with the list's filters."""
+    """The activity log as CSV (humans.view_activity), with the list's filters and scope."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Activity
     renderer_classes = [JSONRenderer, CsvRenderer]
 
     @extend_schema(
@@ -149,9 +153,11 @@ def _cell(text: str) -> str:
 
 
 class AgentStateListView(APIView):
-    """Every agent's live state and quality counts (staff)."""
+    """Every agent's live state and quality counts (agents.view_agent, as the agents list of
+    the admin shows them)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Agent
 
     @extend_schema(
         operation_id="agent_states_list", responses={200: AgentStateSerializer(many=True), **ERRORS}

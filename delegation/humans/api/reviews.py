@@ -1,4 +1,5 @@
-"""REST endpoints of the review queue (staff): list, detail, decide."""
+"""REST endpoints of the review queue: list, detail (humans.view_review), decide
+(humans.change_review, as the admin's review form)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import uuid
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import ERRORS
+from config.permissions import ModelPermissions
 from delegation.humans.api.paging import DECIDE_ERRORS, NewestFirst, bad_filter
+from delegation.humans.models import Review
 from delegation.humans.reviews import review_decide
 from delegation.humans.selectors import access_review, reviews_for
 from delegation.humans.serializers import (
@@ -29,9 +31,10 @@ def _trees(reviews: list[Any]) -> dict[Any, list[Run]]:
 
 
 class ReviewListView(APIView):
-    """The review queue (staff)."""
+    """The review queue (humans.view_review)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Review
 
     @extend_schema(
         operation_id="reviews_list",
@@ -63,9 +66,10 @@ class ReviewListView(APIView):
 
 
 class ReviewDetailView(APIView):
-    """One review (staff)."""
+    """One review (humans.view_review)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Review
 
     @extend_schema(operation_id="reviews_retrieve", responses={200: ReviewSerializer, **ERRORS})
     def get(self, request: Request, review_id: uuid.UUID) -> Response:
@@ -75,9 +79,11 @@ class ReviewDetailView(APIView):
 
 
 class ReviewDecisionView(APIView):
-    """Mark a flagged answer (staff)."""
+    """Mark a flagged answer (humans.change_review: a decision changes the review)."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ModelPermissions]
+    permission_model = Review
+    permission_actions = {"POST": "change"}
 
     @extend_schema(
         operation_id="reviews_decide",
