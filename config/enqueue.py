@@ -16,7 +16,9 @@ from config.celery_app import app
 
 logger = logging.getLogger(__name__)
 
-_pool: ThreadPoolExecutor | None = None
+# One pool per Celery queue (CELERY_TASK_ROUTES), as a broker has one worker per queue: work on
+# one queue (indexing documents) never waits behind another's (chat turns).
+_pools: dict[str, ThreadPoolExecutor] = {}
 _pool_lock = threading.Lock()
 _discovery_lock = threading.Lock()
 
@@ -72,16 +74,17 @@ def _send(task: Task, args: tuple[Any, ...]) -> None:
 
 
 def _submit(task: Task, args: tuple[Any, ...]) -> None:
-    """Run a task body on this process's pool (made on first use). Under the pool's lock, so
-    that work a task body sends while `wait_for_in_process_tasks` replaces the pool lands on
-    the old pool before its shutdown or on the new one, never on a pool shut down."""
-    global _pool
+    """Run a task body on this process's pool for its queue (made on first use). Under the
+    pools' lock, so that work a task body sends while `wait_for_in_process_tasks` replaces the
+    pools lands on an old pool before its shutdown or on a new one, never on a pool shut down."""
+    queue = settings.CELERY_TASK_ROUTES.get(task.name, {}).get("queue", "")
     with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(
-                max_workers=settings.INPROCESS_WORKERS, thread_name_prefix="inprocess-task"
+        if queue not in _pools:
+            _pools[queue] = ThreadPoolExecutor(
+                max_workers=settings.INPROCESS_QUEUE_WORKERS.get(queue, settings.INPROCESS_WORKERS),
+                thread_name_prefix=f"inprocess-{queue}" if queue else "inprocess-task",
             )
-        _pool.submit(_run_in_thread, task, args)
+        _pools[queue].submit(_run_in_thread, task, args)
 
 
 def _run_in_thread(task: Task, args: tuple[Any, ...]) -> None:
@@ -97,11 +100,12 @@ def _run_in_thread(task: Task, args: tuple[Any, ...]) -> None:
 
 def wait_for_in_process_tasks() -> None:
     """Block until queued in-process tasks are done, and the tasks they queued (tests and
-    benchmarks; replaces the pool)."""
-    global _pool
+    benchmarks; replaces the pools)."""
+    global _pools
     while True:
         with _pool_lock:
-            pool, _pool = _pool, None
-        if pool is None:
+            pools, _pools = list(_pools.values()), {}
+        if not pools:
             return
-        pool.shutdown(wait=True, cancel_futures=False)
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=False)

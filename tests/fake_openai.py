@@ -125,6 +125,9 @@ class FakeOpenAI:
         self.authorizations: list[str | None] = []  # the Authorization header of each request
         self.embedding_requests: list[dict[str, Any]] = []  # bodies sent to /v1/embeddings
         self.embeddings_status = 200  # set to e.g. 500 to make /v1/embeddings fail
+        # Clear it to hold /v1/embeddings answers (a slow embedding server) until it is set.
+        self.embeddings_gate = threading.Event()
+        self.embeddings_gate.set()
         self.active = 0  # requests being answered now
         self.max_active = 0  # the most answered at once (shows parallel callers)
         self._lock = threading.Lock()
@@ -197,6 +200,7 @@ class FakeOpenAI:
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 with fake._lock:
                     fake.embedding_requests.append(body)
+                fake.embeddings_gate.wait(timeout=120)
                 status = fake.embeddings_status
                 texts = body.get("input", [])
                 texts = [texts] if isinstance(texts, str) else texts

@@ -47,6 +47,7 @@ class DocumentStatus(models.TextChoices):
     """Where a document is in indexing."""
 
     QUEUED = "queued", "Queued"
+    INDEXING = "indexing", "Indexing"
     INDEXED = "indexed", "Indexed"
     FAILED = "failed", "Failed"
 
@@ -70,6 +71,14 @@ class Document(models.Model):
         max_length=8, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED
     )
     status_detail = models.TextField(blank=True, help_text="The chunk count, or why it failed.")
+    # Set with the status: when it was sent to the workers (queued) or a worker took it
+    # (indexing); the sweeper finds lost ones by it, and a worker's claim is known by it.
+    status_at = models.DateTimeField(null=True, blank=True, editable=False)
+    attempts = models.PositiveSmallIntegerField(
+        default=0,
+        editable=False,
+        help_text="Times sent to be indexed since the upload or the last re-index.",
+    )
     chunk_count = models.PositiveIntegerField(default=0)
     token_count = models.PositiveIntegerField(default=0, help_text="Index terms in its chunks.")
     superseded = models.BooleanField(default=False)
@@ -95,7 +104,8 @@ class Document(models.Model):
 
     @property
     def status_text(self) -> str:
-        """What admins read: "indexed with N chunks", "failed: reason" or "queued"."""
+        """What admins read: "indexed with N chunks", "failed: reason", "queued" or
+        "indexing"."""
         if self.superseded:
             newer = f" by version {self.superseded_by.version}" if self.superseded_by else ""
             return f"superseded{newer}"
@@ -103,7 +113,7 @@ class Document(models.Model):
             return f"indexed with {self.chunk_count} chunks"
         if self.status == DocumentStatus.FAILED:
             return f"failed: {self.status_detail}"
-        return "queued"
+        return self.status  # queued, indexing
 
 
 class Chunk(models.Model):

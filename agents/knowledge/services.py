@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
@@ -15,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.knowledge.chunking import ChunkDraft, chunk_blocks
+from agents.knowledge.claim import Claim, claim_fail, claimed, document_claim
 from agents.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from agents.knowledge.parsing import SUPPORTED, ParseError, file_type_of, parse
 from agents.knowledge.retrieval import dense
@@ -64,6 +66,8 @@ def document_upload(
                     original=data,
                     content_hash=content_hash,
                     uploaded_by=user if getattr(user, "pk", None) else None,
+                    status_at=timezone.now(),
+                    attempts=1,
                 )
         except IntegrityError:  # a concurrent upload of the same bytes won the race
             _refuse_duplicate(kb, content_hash)
@@ -124,31 +128,53 @@ def _lineage(kb: KnowledgeBase, title: str, source: str) -> Q:
 
 
 def document_index(*, document_id: int) -> None:
-    """Parse, chunk (and embed) a document, then swap its chunks in one transaction: searches
-    see the old chunks or the new ones, never a mix. A parse failure marks it failed."""
-    document = Document.objects.filter(pk=document_id).first()
-    if document is None:
-        return  # deleted (or its knowledge base was) before it was indexed
+    """Claim a queued document, parse, chunk (and embed) it, then swap its chunks in one
+    transaction: searches see the old chunks or the new ones, never a mix. Every error ends
+    the document `failed` with the reason (what a dying worker leaves, the sweeper ends)."""
+    claim = document_claim(document_id=document_id)
+    if claim is None:
+        return  # deleted, or not queued: a duplicate delivery, or another worker has it
     try:
-        text, drafts = _drafts(document)
+        _index(claim)
     except ParseError as exc:
-        _mark_failed(document_id, str(exc))
-        return
+        claim_fail(claim, str(exc))
+    except SoftTimeLimitExceeded:
+        claim_fail(
+            claim,
+            f"Indexing took longer than {settings.KNOWLEDGE_INDEX_TIME_LIMIT} s "
+            "(KNOWLEDGE_INDEX_TIME_LIMIT) and was stopped; split the document into parts.",
+        )
+    except Exception as exc:  # a worker logs and goes on; the document says what happened
+        logger.exception("indexing document %s failed", document_id)
+        claim_fail(
+            claim,
+            f"Indexing failed unexpectedly ({type(exc).__name__}: {str(exc)[:300]}); the "
+            "worker's log has the details. Re-index it to try again.",
+        )
+
+
+def _index(claim: Claim) -> None:
+    """Index the claimed document; its result is dropped if the claim was taken over."""
+    document = claimed(claim).first()
+    if document is None:
+        return  # deleted meanwhile
+    text, drafts = _drafts(document)
     vectors, note = _vectors(document, drafts)
     with transaction.atomic():
-        document = Document.objects.select_for_update().filter(pk=document_id).first()
+        document = claimed(claim).select_for_update().first()
         if document is None:
-            return
+            return  # re-indexed or re-sent meanwhile: the newer claim's result counts
         token_count = _swap_chunks(document, drafts, vectors)
-        detail = f"{len(drafts)} chunks{note}"
-        Document.objects.filter(pk=document.pk).update(
+        now = timezone.now()
+        claimed(claim).update(
             status=DocumentStatus.INDEXED,
-            status_detail=detail,
+            status_detail=f"{len(drafts)} chunks{note}",
+            status_at=now,
             chunk_count=len(drafts),
             token_count=token_count,
             text=text,
-            indexed_at=timezone.now(),
-            updated_at=timezone.now(),
+            indexed_at=now,
+            updated_at=now,
         )
         _supersede(document)
 
@@ -215,18 +241,17 @@ def _supersede(document: Document) -> None:
     versions.filter(pk=newest.pk).update(superseded=False, superseded_by=None)
 
 
-def _mark_failed(document_id: int, reason: str) -> None:
-    logger.info("document %s failed to index: %s", document_id, reason)
-    Document.objects.filter(pk=document_id).update(
-        status=DocumentStatus.FAILED, status_detail=reason, updated_at=timezone.now()
-    )
-
-
 def document_reindex(*, document: Document) -> None:
-    """Queue a document for indexing again (its current chunks stay searchable until the swap)."""
+    """Queue a document for indexing again (its current chunks stay searchable until the swap;
+    an indexing already running is dropped at its end)."""
     with transaction.atomic():
+        now = timezone.now()
         Document.objects.filter(pk=document.pk).update(
-            status=DocumentStatus.QUEUED, status_detail="", updated_at=timezone.now()
+            status=DocumentStatus.QUEUED,
+            status_detail="",
+            status_at=now,
+            attempts=1,
+            updated_at=now,
         )
         enqueue(INDEX_DOCUMENT, document.pk)
 

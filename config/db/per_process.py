@@ -23,8 +23,11 @@ PROCESS_THREADS: dict[str, str] = {
     "on one event loop and so one Redis connection pool (one; started by the first event)",
     "inprocess-task": "config.enqueue: runs task bodies after commit when no broker is set "
     "(embedded mode; a pool of INPROCESS_WORKERS)",
-    "in-process-beat": "config.periodic: embedded mode's stand-in for Celery beat: the sweeper "
-    "and the reminder dispatcher (one, in an ASGI server with no broker)",
+    "inprocess-knowledge": "config.enqueue: runs the tasks routed to the knowledge queue "
+    "(indexing documents) the same way, beside the chat work, never in front of it (embedded "
+    "mode; a pool of INPROCESS_KNOWLEDGE_WORKERS, started by the first upload)",
+    "in-process-beat": "config.periodic: embedded mode's stand-in for Celery beat: the sweepers "
+    "(runs, documents) and the reminder dispatcher (one, in an ASGI server with no broker)",
     "run-ends": "delegation.runs.ended: listens on Redis for runs that ended, so a stream of an "
     "ended run falls silent without a Redis read per event (one; distributed mode only)",
     "router": "delegation.routing.decide: the model router's call, bounded by its timeout "

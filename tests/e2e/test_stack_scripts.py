@@ -64,14 +64,14 @@ def test_keep_running_stopped_while_it_waits_to_restart_starts_nothing_more(tmp_
 
 def test_every_procfile_process_is_restarted_when_it_dies():
     lines = [line for line in (ROOT / "Procfile").read_text().splitlines() if line.strip()]
-    assert {line.split(":", 1)[0] for line in lines} == {"web", "worker", "beat"}
+    assert {line.split(":", 1)[0] for line in lines} == {"web", "worker", "knowledge", "beat"}
     for line in lines:
         assert line.split(":", 1)[1].split()[0] == "bin/keep-running", line
 
 
 def test_compose_services_restart_unless_stopped():
     services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
-    for name in ("postgres", "redis", "web", "worker", "beat"):
+    for name in ("postgres", "redis", "web", "worker", "knowledge-worker", "beat"):
         assert services[name]["restart"] == "unless-stopped", name
     assert services["migrate"]["restart"] == "on-failure"  # one-shot
 

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from agents.knowledge.models import Chunk
-from agents.knowledge.services import document_index, document_upload, knowledge_base_create
+from agents.knowledge.services import document_reindex, document_upload, knowledge_base_create
 
 
 @pytest.mark.django_db(transaction=True)
@@ -34,11 +34,11 @@ def test_concurrent_reader_sees_old_or_new_chunks_only(settings):
     try:
         for round_number in range(6):
             settings.KNOWLEDGE_CHUNK_CHARS = 100 if round_number % 2 == 0 else 200
-            document_index(document_id=document.pk)
+            document_reindex(document=document)  # indexed on commit
     finally:
         done.set()
         reader.join(timeout=30)
     settings.KNOWLEDGE_CHUNK_CHARS = 100
-    document_index(document_id=document.pk)
+    document_reindex(document=document)  # indexed on commit
     large = Chunk.objects.filter(document=document).count()
     assert large > small and seen and seen <= {small, large}

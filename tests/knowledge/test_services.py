@@ -156,10 +156,12 @@ def test_reindex_failing_midway_keeps_the_old_chunks(
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(Chunk.objects, "bulk_create", broken_bulk_create)
-    with pytest.raises(RuntimeError):
-        document_index(document_id=document.pk)  # the old chunks were deleted inside the swap
+    with django_capture_on_commit_callbacks(execute=True):
+        document_reindex(document=document)  # the old chunks were deleted inside the swap
     assert list(Chunk.objects.filter(document=document).values_list("id", "text")) == before
-    assert search(kb, "事假")[0].chunk_id == before[0][0]
+    document.refresh_from_db()  # and the document says why it is not re-indexed
+    assert document.status == DocumentStatus.FAILED
+    assert "RuntimeError: disk full" in document.status_detail
 
 
 def test_reindex_swaps_chunks(kb, upload, settings, django_capture_on_commit_callbacks):
