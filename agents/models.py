@@ -64,8 +64,9 @@ def validate_tool_key_list(value: object) -> None:
 
 
 def validate_group_name(value: str) -> None:
-    """The name of an existing group."""
-    if value and not Group.objects.filter(name=value).exists():
+    """The name of an existing group (a name with a NUL is none: the database is not asked,
+    Postgres refuses NULs in text; the field's own validator names that)."""
+    if value and "\x00" not in value and not Group.objects.filter(name=value).exists():
         raise ValidationError(f"No group named {value!r}.")
 
 

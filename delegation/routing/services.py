@@ -7,6 +7,7 @@ import json
 import uuid
 from typing import Any
 
+from config.permissions import holds_model_permission
 from delegation.models import Run
 from delegation.routing.decide import RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
@@ -37,7 +38,7 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
         run.transcript = [*run.transcript, _delegate_call(run, decision.target, decision.reason)]
     run.last_seq = emitter.seq
     run_save_progress(run=run)
-    if request.get("debug") and getattr(run.user, "is_staff", False):
+    if request.get("debug") and holds_model_permission(run.user, Run, "view"):
         emitter.emit("routing.decided", **run.routing)
 
 

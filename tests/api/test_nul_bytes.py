@@ -43,3 +43,11 @@ def test_a_token_name_and_an_agent_field_with_a_nul_are_refused(api, staff_api, 
     assert_refused(
         staff_api.patch("/api/v1/agents/assistant/", body, format="json"), "system_prompt"
     )
+
+
+def test_an_assignment_group_with_a_nul_is_refused_before_the_database_is_asked(
+    staff_api, entry_agent
+):
+    """Looking the group up with the NUL was a 500 on Postgres (which refuses NULs in text)."""
+    body = {"human_group": "finance\x00"}
+    assert_refused(staff_api.patch("/api/v1/agents/assistant/", body, format="json"), "human_group")
