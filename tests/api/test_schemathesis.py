@@ -144,3 +144,29 @@ def test_api_conforms_to_its_schema_on_the_callers_own_objects(case, caller):
         headers=caller.headers,
         excluded_checks=[*excluded_checks(case), checks.negative_data_rejection],
     )
+
+
+# Stateful: chains of calls along the links Schemathesis infers from the schema (a created
+# agent, suite, case, session, token fed to the operations that take its id), as staff and as
+# a plain user. STATEFUL_EXAMPLES=50 for a deeper local hunt.
+STATEFUL = settings(
+    max_examples=int(os.environ.get("STATEFUL_EXAMPLES", "6")),
+    stateful_step_count=6,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_conforms_to_its_schema_along_chains_of_calls(caller):
+    chained = load_schema([GenerationMode.POSITIVE], EXAMPLES)
+    chained.config.update(headers=caller.headers)  # the caller's own credentials, every call
+
+    class Calls(chained.as_state_machine()):  # type: ignore[misc]
+        def validate_response(self, response, case, additional_checks=None, **kwargs) -> None:
+            case.validate_response(
+                response, excluded_checks=excluded_checks(case), transport_kwargs=kwargs
+            )
+
+    Calls.run(settings=STATEFUL)
