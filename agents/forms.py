@@ -8,7 +8,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.forms.models import construct_instance
 
-from agents.models import AGENT_EDITABLE_FIELDS, Agent
+from agents.models import AGENT_EDITABLE_FIELDS, Agent, validate_server_url
 from agents.registry import all_tools
 from agents.services import agent_check
 from agents.validation import stale_tool_keys, tags_from_text, tags_to_text
@@ -42,10 +42,11 @@ class AgentForm(forms.ModelForm):
         required=False,
         help_text="Tools registered in code; the agent may call only these.",
     )
-    base_url = forms.URLField(
+    base_url = forms.CharField(
         required=False,
-        assume_scheme="https",
-        help_text="OpenAI-compatible server for this agent; blank uses OPENAI_BASE_URL.",
+        validators=[validate_server_url],
+        help_text="OpenAI-compatible server for this agent, e.g. http://vllm:8000/v1; blank uses "
+        "OPENAI_BASE_URL.",
     )
     tags = forms.CharField(required=False, help_text="Comma-separated, e.g. finance, 财务, budget.")
 

@@ -63,6 +63,16 @@ def validate_tool_key_list(value: object) -> None:
         raise ValidationError("A tool key is listed twice.")
 
 
+# An http(s) URL with a host: a DNS name, a compose or Kubernetes service name (Django's
+# URLValidator refuses `http://vllm:8000/v1`, having no top-level domain), an IPv4 or a bracketed
+# IPv6 address; a port; a path. One regex, so the OpenAPI schema states it as its `pattern`.
+validate_server_url = RegexValidator(
+    r"^https?://(\[[0-9A-Fa-f:.]+\]|[^\s/?#:@\[\]]+)(:[0-9]{1,5})?(/\S*)?$",
+    "Enter a valid URL: http:// or https://, a host, an optional port and path, e.g. "
+    "http://vllm:8000/v1.",
+)
+
+
 def validate_group_name(value: str) -> None:
     """The name of an existing group (a name with a NUL is none: the database is not asked,
     Postgres refuses NULs in text; the field's own validator names that)."""
@@ -95,8 +105,12 @@ class Agent(models.Model):
     model = models.CharField(
         max_length=200, blank=True, help_text="Model name; blank uses OPENAI_MODEL."
     )
-    base_url = models.URLField(
-        blank=True, help_text="OpenAI-compatible server for this agent; blank uses OPENAI_BASE_URL."
+    base_url = models.CharField(
+        max_length=200,
+        blank=True,
+        validators=[validate_server_url],
+        help_text="OpenAI-compatible server for this agent, e.g. http://vllm:8000/v1; blank uses "
+        "OPENAI_BASE_URL.",
     )
     api_key_env = models.CharField(
         max_length=100,

@@ -254,6 +254,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.api_negotiation.StrictContentNegotiation",
     "DEFAULT_THROTTLE_RATES": {
         "user": env("API_THROTTLE_USER", default="600/minute"),
         "send": env("API_THROTTLE_SEND", default="60/minute"),

@@ -148,3 +148,20 @@ def wait_for_a_lock_wait(timeout: float = 10) -> bool:
                 return True
             time.sleep(0.02)
     return False
+
+
+@pytest.mark.parametrize(
+    ("base_url", "saved"),
+    [
+        ("http://vllm:8000/v1", True),  # a compose service name: no top-level domain
+        ("http://[::1]:8000/v1", True),
+        ("https://api.example.com/v1", True),
+        ("ftp://files.example.com", False),
+        ("not a url at all", False),
+    ],
+)
+def test_a_model_server_may_be_any_http_host(staff_api, entry_agent, base_url, saved):
+    response = staff_api.patch("/api/v1/agents/assistant/", {"base_url": base_url}, format="json")
+    assert (response.status_code == 200) is saved, response.json()
+    if not saved:
+        assert "base_url" in response.json()["error"]["details"]

@@ -90,21 +90,75 @@ def caller(request, db, settings) -> Caller:
     return Caller(token=raw, ids=ids)
 
 
-# Writes naming other objects by name (an access group, a permission, a sub-agent, a tool key,
-# an agent): a schema cannot say these must exist, so schema-valid data may still be refused
-# with a 400 naming the field (tests/api/test_agents_runs.py, tests/knowledge and tests/evals
-# cover those).
-NAMES_OTHER_OBJECTS = ("/api/v1/agents/", "/api/v1/knowledge-bases/", "/api/v1/evals/")
-# Reports whose `from` and `to` must be in order and at most 366 days apart: a rule between two
-# parameters the schema cannot state (tests/usage/test_api.py covers the 400s).
-PERIOD_RULES = ("/api/v1/usage/",)
+# Rules between a request and the data, or between two parameters, that a schema cannot state:
+# writes naming other objects by name (a sub-agent, a fallback agent, a tool key, an access
+# group, an agent of a suite or its gate: they must exist; a name must be free) and reports whose `from` and `to` must be in order and at most 366
+# days apart. A schema-valid request to these operations is accepted, or refused with a 400
+# `invalid` naming only the fields of those rules (the rules' own tests: tests/api,
+# tests/knowledge, tests/evals, tests/usage).
+RULE_FIELDS = {
+    ("POST", "/api/v1/agents/"): {
+        "allowed_subagents",
+        "fallback_chain",
+        "approval_tool_keys",
+        "knowledge_bases",
+        "tool_keys",
+        "access_group",
+        "access_permission",
+        "human_group",
+        "name",
+        "is_entry",
+    },
+    ("PATCH", "/api/v1/agents/"): {
+        "allowed_subagents",
+        "fallback_chain",
+        "approval_tool_keys",
+        "knowledge_bases",
+        "tool_keys",
+        "access_group",
+        "access_permission",
+        "human_group",
+        "is_entry",
+    },
+    ("POST", "/api/v1/knowledge-bases/"): {"agents", "access_group", "access_permission", "name"},
+    ("POST", "/api/v1/evals/"): {"agent", "gate_agents", "user_groups", "name"},
+    ("PATCH", "/api/v1/evals/"): {"agent", "gate_agents", "user_groups", "name"},
+    ("GET", "/api/v1/usage/"): {"from", "to"},
+}
+
+
+def rule_fields(case: schemathesis.Case) -> set[str] | None:
+    """The fields of the rules the schema cannot state for this operation, if it has any."""
+    return next(
+        (
+            fields
+            for (method, path), fields in RULE_FIELDS.items()
+            if case.method == method and case.path.startswith(path)
+        ),
+        None,
+    )
 
 
 def excluded_checks(case: schemathesis.Case) -> list:
-    """Every check, but positive_data_acceptance for writes that name other objects."""
-    naming = case.method in ("POST", "PATCH") and case.path.startswith(NAMES_OTHER_OBJECTS)
-    period = case.method == "GET" and case.path.startswith(PERIOD_RULES)
-    return [checks.positive_data_acceptance] if naming or period else []
+    """Every check, but positive_data_acceptance where `refused_only_by_its_rules` judges."""
+    return [checks.positive_data_acceptance] if rule_fields(case) is not None else []
+
+
+def refused_only_by_its_rules(ctx, response, case: schemathesis.Case) -> None:
+    """A schema-valid request to an operation with rules the schema cannot state is accepted
+    (or refused for its caller: 401, 403, 404), or a 400 `invalid` naming only those rules'
+    fields."""
+    fields = rule_fields(case)
+    positive = case.meta is not None and case.meta.generation.mode.is_positive
+    if fields is None or not positive or response.status_code != 400:
+        return None
+    error = response.json().get("error", {})
+    named = set((error.get("details") or {}).keys())
+    assert error.get("code") == "invalid" and named and named <= fields, (
+        f"{case.method} {case.path}: a schema-valid request refused for {sorted(named) or error}"
+        f", not only for the rules of {sorted(fields)}"
+    )
+    return None
 
 
 @pytest.fixture(autouse=True)
@@ -130,7 +184,11 @@ def _no_throttling(monkeypatch):
 @schema.parametrize()
 @FUZZ
 def test_api_conforms_to_its_schema(case, caller):
-    case.call_and_validate(headers=caller.headers, excluded_checks=excluded_checks(case))
+    case.call_and_validate(
+        headers=caller.headers,
+        excluded_checks=excluded_checks(case),
+        additional_checks=[refused_only_by_its_rules],
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -143,6 +201,7 @@ def test_api_conforms_to_its_schema_on_the_callers_own_objects(case, caller):
     case.call_and_validate(
         headers=caller.headers,
         excluded_checks=[*excluded_checks(case), checks.negative_data_rejection],
+        additional_checks=[refused_only_by_its_rules],
     )
 
 
@@ -166,7 +225,10 @@ def test_api_conforms_to_its_schema_along_chains_of_calls(caller):
     class Calls(chained.as_state_machine()):  # type: ignore[misc]
         def validate_response(self, response, case, additional_checks=None, **kwargs) -> None:
             case.validate_response(
-                response, excluded_checks=excluded_checks(case), transport_kwargs=kwargs
+                response,
+                excluded_checks=excluded_checks(case),
+                additional_checks=[refused_only_by_its_rules],
+                transport_kwargs=kwargs,
             )
 
     Calls.run(settings=STATEFUL)

@@ -223,3 +223,10 @@ def test_a_send_while_redis_is_down_is_503_and_nothing_is_saved(api, entry_agent
     assert sent.json()["error"]["code"] == "service_unavailable"
     assert sent["Retry-After"] == "5"
     assert ChatMessage.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_an_empty_format_is_an_unknown_format(api, user):
+    """The schema lists the formats an endpoint serves; `?format=` names none of them."""
+    assert api.get("/api/v1/sessions/?format=").status_code == 404
+    assert api.get("/api/v1/sessions/?format=json").status_code == 200
