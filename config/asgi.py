@@ -13,7 +13,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 import chat.routing  # noqa: E402
-from agents.knowledge.sweeper import documents_sweep  # noqa: E402
+from agents.knowledge.sweeper import documents_recover_orphans, documents_sweep  # noqa: E402
 from config.collector import collector_freeze_startup  # noqa: E402
 from config.periodic import start_in_process_beat  # noqa: E402
 from delegation.sweeper import runs_recover_orphans, runs_sweep  # noqa: E402
@@ -26,7 +26,8 @@ start_in_process_beat(
         (settings.REMINDER_DISPATCH_SECONDS, reminders_dispatch),
         (settings.KNOWLEDGE_SWEEP_SECONDS, documents_sweep),
     ],
-    at_start=runs_recover_orphans,  # this process is the only worker: its orphans go first
+    # This process is the only worker: what the one before it left goes first.
+    at_start=[runs_recover_orphans, documents_recover_orphans],
 )
 
 application = ProtocolTypeRouter(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -24,10 +24,11 @@ def prevent_start() -> None:
 
 
 def start_in_process_beat(
-    jobs: list[tuple[float, Callable[[], object]]], at_start: Callable[[], object] | None = None
+    jobs: list[tuple[float, Callable[[], object]]], at_start: Sequence[Callable[[], object]] = ()
 ) -> bool:
-    """Run `at_start` once, then each (interval seconds, job) forever, on one daemon thread,
-    once per process, only when no broker is configured (with one, Celery drives the same)."""
+    """Run each of `at_start` once, then each (interval seconds, job) forever, on one daemon
+    thread, once per process, only when no broker is configured (with one, Celery drives the
+    same)."""
     global _started
     with _lock:
         if _started or settings.CELERY_BROKER_URL:
@@ -40,10 +41,10 @@ def start_in_process_beat(
 
 
 def _loop(
-    jobs: list[tuple[float, Callable[[], object]]], at_start: Callable[[], object] | None
+    jobs: list[tuple[float, Callable[[], object]]], at_start: Sequence[Callable[[], object]]
 ) -> None:
-    if at_start is not None:
-        _run(at_start)
+    for job in at_start:
+        _run(job)
     due = [0.0] * len(jobs)
     while True:
         now = time.monotonic()

@@ -21,13 +21,15 @@ from config.enqueue import enqueue
 BATCH = 200
 
 
-def documents_sweep() -> dict[str, int]:
-    """Send again, or fail, each document queued or indexing for longer than
-    KNOWLEDGE_INDEX_STALE_SECONDS. Safe with sweeps running at once (two beat ticks on two
+def documents_sweep(*, stale_seconds: float | None = None) -> dict[str, int]:
+    """Send again, or fail, each document queued or indexing for longer than `stale_seconds`
+    (KNOWLEDGE_INDEX_STALE_SECONDS). Safe with sweeps running at once (two beat ticks on two
     workers): each acts on a document only by a conditional UPDATE on the status and time it
     read, so exactly one of them sends it or fails it, and none if a worker took it meanwhile."""
     now = timezone.now()
-    cutoff = now - timedelta(seconds=settings.KNOWLEDGE_INDEX_STALE_SECONDS)
+    if stale_seconds is None:
+        stale_seconds = settings.KNOWLEDGE_INDEX_STALE_SECONDS
+    cutoff = now - timedelta(seconds=stale_seconds)
     stale = Document.objects.filter(
         Q(status_at__lt=cutoff) | Q(status_at__isnull=True),  # (null: queued before 0004)
         status__in=[DocumentStatus.QUEUED, DocumentStatus.INDEXING],
@@ -37,6 +39,13 @@ def documents_sweep() -> dict[str, int]:
         if outcome := document_sweep(seen=seen, now=now):
             counts[outcome] += 1
     return counts
+
+
+def documents_recover_orphans() -> dict[str, int]:
+    """At the start of the embedded server, the only worker there is: every document still
+    queued or indexing was left by the process before it, and is sent again (or failed, past
+    its attempts) now rather than after KNOWLEDGE_INDEX_STALE_SECONDS."""
+    return documents_sweep(stale_seconds=0)
 
 
 def document_sweep(*, seen: Mapping[str, Any], now: datetime) -> str | None:

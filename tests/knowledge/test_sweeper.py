@@ -15,7 +15,7 @@ from agents.knowledge import sweeper
 from agents.knowledge.claim import document_claim
 from agents.knowledge.models import Document, DocumentStatus
 from agents.knowledge.services import INDEX_DOCUMENT, document_upload, knowledge_base_create
-from agents.knowledge.sweeper import document_sweep, documents_sweep
+from agents.knowledge.sweeper import document_sweep, documents_recover_orphans, documents_sweep
 
 
 @pytest.fixture
@@ -159,3 +159,28 @@ def test_embedded_mode_runs_the_sweep_on_the_in_process_timer(monkeypatch, setti
     else:
         importlib.import_module("config.asgi")
     assert (settings.KNOWLEDGE_SWEEP_SECONDS, documents_sweep) in jobs
+
+
+@pytest.mark.django_db
+def test_the_embedded_server_sends_again_what_the_one_before_it_left_at_start(kb, sent):
+    """It is the only worker: a document still queued or indexing was left by the process
+    before it (killed mid-indexing), and is sent again at once, not after the stale time."""
+    left = stale_document(kb, "left", age=timedelta(seconds=5), status=DocumentStatus.INDEXING)
+    assert documents_recover_orphans() == {"resent": 1, "failed": 0}
+    assert sent == [left.pk]
+
+
+def test_embedded_mode_recovers_documents_at_start(monkeypatch):
+    import importlib
+    import sys
+
+    started: list = []
+    monkeypatch.setattr(
+        "config.periodic.start_in_process_beat",
+        lambda given, at_start=(): started.extend(at_start),
+    )
+    if "config.asgi" in sys.modules:
+        importlib.reload(sys.modules["config.asgi"])
+    else:
+        importlib.import_module("config.asgi")
+    assert documents_recover_orphans in started
