@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from channels.layers import channel_layers
@@ -119,3 +121,32 @@ def openai_entry_agent(db, fake_openai):
         model="fake-model",
         tool_keys=["current_time", "calculate"],
     )
+
+
+@dataclass
+class EmbeddedBeat:
+    """What config.asgi hands embedded mode's timer: (interval, job) pairs and start-up jobs."""
+
+    jobs: list[tuple[float, Any]]
+    at_start: list[Any]
+
+
+@pytest.fixture
+def embedded_beat(monkeypatch) -> EmbeddedBeat:
+    """Load config.asgi again with the timer's start caught, and say what it was given."""
+    import importlib
+    import sys
+
+    beat = EmbeddedBeat(jobs=[], at_start=[])
+
+    def caught(jobs: list, at_start: Any = ()) -> bool:
+        beat.jobs.extend(jobs)
+        beat.at_start.extend(at_start)
+        return False
+
+    monkeypatch.setattr("config.periodic.start_in_process_beat", caught)
+    if "config.asgi" in sys.modules:
+        importlib.reload(sys.modules["config.asgi"])
+    else:
+        importlib.import_module("config.asgi")
+    return beat

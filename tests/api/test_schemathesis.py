@@ -92,34 +92,24 @@ def caller(request, db, settings) -> Caller:
 
 # Rules between a request and the data, or between two parameters, that a schema cannot state:
 # writes naming other objects by name (a sub-agent, a fallback agent, a tool key, an access
-# group, an agent of a suite or its gate: they must exist; a name must be free) and reports whose `from` and `to` must be in order and at most 366
-# days apart. A schema-valid request to these operations is accepted, or refused with a 400
-# `invalid` naming only the fields of those rules (the rules' own tests: tests/api,
-# tests/knowledge, tests/evals, tests/usage).
+# group, an agent of a suite or its gate: they must exist; a name must be free) and reports
+# whose `from` and `to` must be in order and at most 366 days apart. A schema-valid request to
+# these operations is accepted, or refused with a 400 `invalid` naming only the fields of those
+# rules (the rules' own tests: tests/api, tests/knowledge, tests/evals, tests/usage).
+AGENT_NAMES = {
+    "allowed_subagents",
+    "fallback_chain",
+    "approval_tool_keys",
+    "knowledge_bases",
+    "tool_keys",
+    "access_group",
+    "access_permission",
+    "human_group",
+    "is_entry",
+}
 RULE_FIELDS = {
-    ("POST", "/api/v1/agents/"): {
-        "allowed_subagents",
-        "fallback_chain",
-        "approval_tool_keys",
-        "knowledge_bases",
-        "tool_keys",
-        "access_group",
-        "access_permission",
-        "human_group",
-        "name",
-        "is_entry",
-    },
-    ("PATCH", "/api/v1/agents/"): {
-        "allowed_subagents",
-        "fallback_chain",
-        "approval_tool_keys",
-        "knowledge_bases",
-        "tool_keys",
-        "access_group",
-        "access_permission",
-        "human_group",
-        "is_entry",
-    },
+    ("POST", "/api/v1/agents/"): AGENT_NAMES | {"name"},
+    ("PATCH", "/api/v1/agents/"): AGENT_NAMES,
     ("POST", "/api/v1/knowledge-bases/"): {"agents", "access_group", "access_permission", "name"},
     ("POST", "/api/v1/evals/"): {"agent", "gate_agents", "user_groups", "name"},
     ("PATCH", "/api/v1/evals/"): {"agent", "gate_agents", "user_groups", "name"},

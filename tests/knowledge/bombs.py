@@ -12,6 +12,8 @@ from docx.oxml.ns import qn
 from lxml import etree
 from pypdf import PdfWriter
 
+from tests.knowledge.files import pdf_of_objects
+
 # Offsets of the uncompressed size in a zip's central directory header (signature PK\1\2).
 _CENTRAL_HEADER = b"PK\x01\x02"
 _CENTRAL_SIZE_AT = 24
@@ -104,16 +106,4 @@ def pdf_with_inflating_page(size: int) -> bytes:
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    out.writelines(b"%010d 00000 n \n" % offset for offset in offsets)
-    out.write(
-        b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    )
-    return out.getvalue()
+    return pdf_of_objects(objects)

@@ -19,6 +19,12 @@ def _sync_tasks(settings):
 
 
 @pytest.fixture
+def kb(db) -> KnowledgeBase:
+    """An empty knowledge base, "hr" (tests that need another name or agents define their own)."""
+    return knowledge_base_create(name="hr")
+
+
+@pytest.fixture
 def upload(django_capture_on_commit_callbacks):
     """Upload bytes (or text) to a knowledge base and run the indexing it queues."""
 

@@ -26,6 +26,11 @@ def pdf_with_text(*pages: str) -> bytes:
         )
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return pdf_of_objects(objects)
+
+
+def pdf_of_objects(objects: list[bytes]) -> bytes:
+    """A PDF file of these objects (numbered from 1, the first the catalog), with its xref."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []

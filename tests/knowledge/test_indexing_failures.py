@@ -14,7 +14,6 @@ from agents.knowledge.services import (
     document_index,
     document_reindex,
     document_upload,
-    knowledge_base_create,
 )
 from agents.knowledge.tasks import index_document
 from tests.api.conftest import token_client
@@ -22,11 +21,6 @@ from tests.factories import make_user
 from tests.knowledge import bombs
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def kb(db):
-    return knowledge_base_create(name="hr")
 
 
 def test_a_pypdf_limit_error_fails_the_document_with_the_reason(kb, upload):

@@ -19,11 +19,6 @@ from tests.knowledge.files import docx_file, pdf_with_text, pdf_without_text
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def kb(db):
-    return knowledge_base_create(name="hr")
-
-
 def search(kb, query):
     return passages_search(kb_ids=[kb.pk], query=query)
 

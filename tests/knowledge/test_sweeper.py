@@ -14,7 +14,7 @@ from django.utils import timezone
 from agents.knowledge import sweeper
 from agents.knowledge.claim import document_claim
 from agents.knowledge.models import Document, DocumentStatus
-from agents.knowledge.services import INDEX_DOCUMENT, document_upload, knowledge_base_create
+from agents.knowledge.services import INDEX_DOCUMENT, document_upload
 from agents.knowledge.sweeper import document_sweep, documents_recover_orphans, documents_sweep
 
 
@@ -41,11 +41,6 @@ def stale_document(kb, name: str, *, status=DocumentStatus.QUEUED, attempts=1, a
         status=status, attempts=attempts, status_at=timezone.now() - age
     )
     return Document.objects.get(pk=document.pk)
-
-
-@pytest.fixture
-def kb(db):
-    return knowledge_base_create(name="hr")
 
 
 @pytest.mark.django_db
@@ -146,19 +141,8 @@ def test_celery_beat_runs_the_sweep(settings):
     assert entry["schedule"] == settings.KNOWLEDGE_SWEEP_SECONDS
 
 
-def test_embedded_mode_runs_the_sweep_on_the_in_process_timer(monkeypatch, settings):
-    import importlib
-    import sys
-
-    jobs: list = []
-    monkeypatch.setattr(
-        "config.periodic.start_in_process_beat", lambda given, **_: jobs.extend(given)
-    )
-    if "config.asgi" in sys.modules:
-        importlib.reload(sys.modules["config.asgi"])
-    else:
-        importlib.import_module("config.asgi")
-    assert (settings.KNOWLEDGE_SWEEP_SECONDS, documents_sweep) in jobs
+def test_embedded_mode_runs_the_sweep_on_the_in_process_timer(embedded_beat, settings):
+    assert (settings.KNOWLEDGE_SWEEP_SECONDS, documents_sweep) in embedded_beat.jobs
 
 
 @pytest.mark.django_db
@@ -170,17 +154,5 @@ def test_the_embedded_server_sends_again_what_the_one_before_it_left_at_start(kb
     assert sent == [left.pk]
 
 
-def test_embedded_mode_recovers_documents_at_start(monkeypatch):
-    import importlib
-    import sys
-
-    started: list = []
-    monkeypatch.setattr(
-        "config.periodic.start_in_process_beat",
-        lambda given, at_start=(): started.extend(at_start),
-    )
-    if "config.asgi" in sys.modules:
-        importlib.reload(sys.modules["config.asgi"])
-    else:
-        importlib.import_module("config.asgi")
-    assert documents_recover_orphans in started
+def test_embedded_mode_recovers_documents_at_start(embedded_beat):
+    assert documents_recover_orphans in embedded_beat.at_start

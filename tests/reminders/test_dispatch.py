@@ -207,19 +207,8 @@ def test_beat_triggers_the_dispatcher_task(user, settings):
     assert dispatch_reminders.apply().get()["sent"] == 1
 
 
-def test_embedded_mode_runs_the_dispatcher_on_the_in_process_timer(monkeypatch, settings):
-    import importlib
-    import sys
-
-    jobs: list = []
-    monkeypatch.setattr(
-        "config.periodic.start_in_process_beat", lambda given, **_: jobs.extend(given)
-    )
-    if "config.asgi" in sys.modules:
-        importlib.reload(sys.modules["config.asgi"])
-    else:
-        importlib.import_module("config.asgi")
-    assert (settings.REMINDER_DISPATCH_SECONDS, reminders_dispatch) in jobs
+def test_embedded_mode_runs_the_dispatcher_on_the_in_process_timer(embedded_beat, settings):
+    assert (settings.REMINDER_DISPATCH_SECONDS, reminders_dispatch) in embedded_beat.jobs
 
 
 @pytest.mark.django_db
