@@ -82,18 +82,28 @@ class ToolResult:
 
     def as_content(self) -> str:
         """The JSON text handed back to the model as the tool message content."""
-        body = (
-            {"ok": True, "result": self.data}
-            if self.ok
-            else {"ok": False, "error": {"code": self.error_code, "message": self.error}}
-        )
-        text = json.dumps(body, ensure_ascii=False, default=str)
+        text = json.dumps(self._body(), ensure_ascii=False, default=str)
         limit = settings.TOOL_RESULT_MAX_CHARS
         if len(text) > limit:
             text = json.dumps(
                 {"ok": self.ok, "truncated": True, "text": text[:limit]}, ensure_ascii=False
             )
         return text
+
+    def as_shown(self) -> dict[str, Any]:
+        """The outcome as the saved tool message, its events and the page show it: `ok` with
+        `result` or `error`, bounded as the model's copy is: a result past TOOL_RESULT_MAX_CHARS
+        of JSON becomes the first that many characters of it (`truncated`)."""
+        body = self._body()
+        text = json.dumps(body, ensure_ascii=False, default=str)
+        if len(text) <= settings.TOOL_RESULT_MAX_CHARS:
+            return body
+        return {"ok": self.ok, "result": text[: settings.TOOL_RESULT_MAX_CHARS], "truncated": True}
+
+    def _body(self) -> dict[str, Any]:
+        if self.ok:
+            return {"ok": True, "result": self.data}
+        return {"ok": False, "error": {"code": self.error_code, "message": self.error}}
 
 
 _TOOLS: dict[str, Tool] = {}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
+
 from delegation.models import Run
 
 DELEGATE = "delegate"  # the delegate tool's name (delegation.tree.delegate_tool)
@@ -45,7 +47,10 @@ def _delegates(calls: list[dict[str, Any]]) -> bool:
 
 def arguments_shown(raw: str) -> Any:
     """A tool call's arguments as people are shown them: parsed when they are JSON, else the
-    model's raw text."""
+    model's raw text; past TOOL_RESULT_MAX_CHARS, the first that many characters of the text
+    (a model can write megabytes of arguments; events and the saved message stay bounded)."""
+    if len(raw) > settings.TOOL_RESULT_MAX_CHARS:
+        return raw[: settings.TOOL_RESULT_MAX_CHARS]
     try:
         return json.loads(raw or "{}")
     except json.JSONDecodeError:

@@ -209,11 +209,7 @@ def _tool(
         result = execute(registered, context, raw)
         if result.ok and name in KNOWLEDGE_TOOLS and isinstance(result.data, dict):
             result = ToolResult(True, data=references_number(run, result.data))
-    outcome = (
-        {"ok": result.ok, "result": result.data}
-        if result.ok
-        else {"ok": False, "error": {"code": result.error_code, "message": result.error}}
-    )
+    outcome = result.as_shown()  # bounded as the model's copy is
     message_upsert(
         message_id=message_id,
         session_id=run.session_id,

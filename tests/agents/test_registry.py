@@ -220,6 +220,20 @@ def test_large_result_is_truncated(register_test_tool, settings):
     assert "END" not in content
 
 
+def test_what_people_are_shown_of_a_large_result_is_bounded_as_the_models_copy(
+    register_test_tool, settings
+):
+    settings.TOOL_RESULT_MAX_CHARS = 200
+    big = register_test_tool("test_big", lambda c, a: {"rows": ["x" * 1000, "END"]})
+    shown = _run(big, {"count": 1}).as_shown()
+    assert shown["ok"] is True and shown["truncated"] is True
+    assert (
+        shown["result"] == json.dumps({"ok": True, "result": {"rows": ["x" * 1000, "END"]}})[:200]
+    )
+    small = register_test_tool("test_small", lambda c, a: {"rows": ["a"]})
+    assert _run(small, {"count": 1}).as_shown() == {"ok": True, "result": {"rows": ["a"]}}
+
+
 def test_truncated_non_ascii_result_stays_near_the_limit(register_test_tool, settings):
     settings.TOOL_RESULT_MAX_CHARS = 200
     registered = register_test_tool("test_big_zh", lambda c, a: "会议记录" * 300)
