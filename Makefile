@@ -122,6 +122,7 @@ bench: install bench-peers  ## every benchmark; the figures in README.md come fr
 	$(BIN)/python bench/reminders.py
 	$(BIN)/python bench/run_ends.py
 	$(BIN)/python bench/startup.py
+	PG_URL=$(PG_URL) $(BIN)/python bench/idle_sockets.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache *.egg-info

@@ -283,7 +283,7 @@ API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=50)
 SSE_KEEPALIVE_SECONDS = env.float("SSE_KEEPALIVE_SECONDS", default=15.0)
 # Each socket and SSE stream checks this often that the channel layer still has its groups (a
 # Redis restart forgets them): one that lost them closes, for its client to re-join.
-RELAY_PROBE_SECONDS = env.float("RELAY_PROBE_SECONDS", default=10.0)
+RELAY_PROBE_SECONDS = env.float("RELAY_PROBE_SECONDS", default=30.0)
 
 # --- Model providers -----------------------------------------------------------------------------
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
