@@ -35,12 +35,13 @@ SHOWN = """() => [...document.querySelectorAll('#transcript .msg')]
 def test_a_long_chat_pages_back_through_its_history(long_chat, start_asgi_server, browser_page):
     server = start_asgi_server(SNAPSHOT_MAX_BYTES="8000")
     page = browser_page
+    page.set_extra_http_headers({"Accept-Language": "zh-TW,zh;q=0.9"})  # a 繁體 reader
     sign_in_as(page, server.url)
     page.click("#sessions a:text('長的對話')")
     page.wait_for_selector(".msg:has-text('第 29 則')")
     first = page.evaluate(SHOWN)
     assert first[-1] == "29" and first[0] != "00"
-    assert page.is_visible("button.earlier")
+    assert page.inner_text("button.earlier") == "顯示較早的訊息"
     page.evaluate("document.getElementById('transcript').scrollTop = 0")  # up to the button
     screenshots(page, "history-earlier-button")
     while page.is_visible("button.earlier"):
