@@ -23,10 +23,18 @@ def model_permission(model: type[Model], action: str) -> str:
     return f"{model._meta.app_label}.{action}_{model._meta.model_name}"
 
 
+def is_staff_member(user: Any) -> bool:
+    """Whether the admin lets the user in at all: active staff (superusers are let in only as
+    staff too). A permission held by anyone else, through a group, grants nothing here."""
+    return bool(
+        getattr(user, "is_authenticated", False) and user.is_active and user.is_staff
+    )
+
+
 def holds_model_permission(user: Any, model: type[Model], action: str) -> bool:
-    """Whether the user may `action` rows of `model` as the admin decides it (view: view or
-    change)."""
-    if not getattr(user, "is_authenticated", False):
+    """Whether the user may `action` rows of `model` as the admin decides it: active staff
+    holding the permission (view: view or change)."""
+    if not is_staff_member(user):
         return False
     if user.has_perm(model_permission(model, action)):
         return True
@@ -54,9 +62,11 @@ class ModelPermissions(DjangoModelPermissions):
         if action is not None:
             return holds_model_permission(user, model, action)
         needed = self.get_required_permissions(method, model)  # 405 for other methods
-        if method in SAFE_METHODS and needed:
+        if not needed:  # (ModelWritePermissions' reads: every signed-in user)
+            return True
+        if method in SAFE_METHODS:
             return holds_model_permission(user, model, "view")
-        return user.has_perms(needed)
+        return is_staff_member(user) and user.has_perms(needed)
 
 
 class ModelWritePermissions(ModelPermissions):

@@ -111,6 +111,16 @@ def test_a_staff_member_holding_every_other_permission_is_refused(objects, metho
 
 
 @pytest.mark.parametrize(("method", "path", "perm"), ENDPOINTS)
+def test_a_permission_held_by_someone_not_staff_grants_nothing(objects, method, path, perm):
+    """As in the admin, which lets no one in who is not staff, whatever their groups give."""
+    outsider = grant(make_user("outsider"), *EVERY_PERMISSION)
+    response = call(outsider, method, path, objects)
+    assert response.status_code in (403, 404), (path, response.content)
+    if response.status_code == 404:  # an endpoint serving everyone shows no staff object
+        assert method == "get" and "agents" in path, (path, response.content)
+
+
+@pytest.mark.parametrize(("method", "path", "perm"), ENDPOINTS)
 def test_the_permission_lets_a_staff_member_in(objects, method, path, perm):
     for user in (grant(approver(), perm), make_user("root", is_superuser=True, is_staff=True)):
         response = call(user, method, path, objects)
