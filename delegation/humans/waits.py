@@ -105,7 +105,9 @@ def _ask(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.U
         # The wait does not count against the time limits of the run and of its callers.
         Run.objects.filter(pk__in=[run.id, *_callers(run)]).update(deadline=F("deadline") + wait)
         run.deadline += wait
-        shown = {"call_id": call["id"], "name": name, "arguments": arguments}
+        # What people are shown is bounded as any tool call's is; the item keeps what runs.
+        shown_arguments = arguments_shown(call["function"]["arguments"])
+        shown = {"call_id": call["id"], "name": name, "arguments": shown_arguments}
         message_upsert(
             message_id=message_id,
             session_id=run.session_id,
@@ -123,7 +125,7 @@ def _ask(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.U
             kind=ActivityKind.ESCALATION_RAISED if question else ActivityKind.APPROVAL_REQUESTED,
             run=run,
             summary=f"{config['display_name']} {what}",
-            data={"item_id": str(item.id), "tool": name, "arguments": arguments},
+            data={"item_id": str(item.id), "tool": name, "arguments": shown_arguments},
             group=item.group,
             audience=item.audience,
         )

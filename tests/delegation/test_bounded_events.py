@@ -13,6 +13,7 @@ from channels.db import database_sync_to_async
 from agents import registry
 from agents.registry import Tool
 from chat.models import ChatMessage, MessageRole
+from delegation.humans.models import InboxItem
 from tests.chat.helpers import connect, events_until, send_frame
 from tests.fake_openai import text, tool_call
 
@@ -49,4 +50,22 @@ async def test_a_megabyte_tool_call_and_result_reach_people_bounded(
     assert len(json.dumps(saved.tool, ensure_ascii=False)) < 3 * limit
     tool_message = fake_openai.requests[1]["messages"][-1]
     assert json.loads(tool_message["content"])["truncated"] is True  # the model's copy, as before
+    await ws.disconnect()
+
+
+async def test_a_call_waiting_for_approval_shows_its_megabytes_of_arguments_bounded(
+    user, fake_openai, dump_tool, openai_entry_agent, settings
+):
+    openai_entry_agent.require_approval = True
+    openai_entry_agent.approval_tool_keys = [dump_tool]
+    await database_sync_to_async(openai_entry_agent.save)()
+    fake_openai.script(tool_call(dump_tool, {"pad": MEGABYTES}))
+    ws = await connect(user)
+    await ws.send_json_to(send_frame("dump it, once approved"))
+    events = await events_until(ws, "run.waiting")
+    called = next(e for e in events if e["type"] == "tool.called")
+    assert len(json.dumps(called, ensure_ascii=False).encode()) < 4 * settings.TOOL_RESULT_MAX_CHARS
+    assert len(called["data"]["arguments"]) == settings.TOOL_RESULT_MAX_CHARS
+    item = await InboxItem.objects.aget()
+    assert item.arguments == {"pad": MEGABYTES}  # what runs, once approved, is all of it
     await ws.disconnect()
