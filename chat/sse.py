@@ -101,7 +101,9 @@ async def _live(subscription: _Subscription) -> AsyncGenerator[dict[str, Any] | 
     probe_at = loop.time()
     try:
         while True:
-            if loop.time() >= probe_at:
+            # Messages already here first: the probe's answer may be among them (a client slow
+            # to read, a burst of events), and only an empty channel can say it did not come.
+            if not receiver.done() and loop.time() >= probe_at:
                 if not await probe.send_next():
                     raise GroupsLost
                 probe_at = loop.time() + settings.RELAY_PROBE_SECONDS

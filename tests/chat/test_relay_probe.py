@@ -4,6 +4,7 @@ one whose groups are there stays open."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
@@ -12,6 +13,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.test import AsyncClient
 
+from chat.events import envelope, session_group
 from chat.models import ChatSession
 from tests.chat.helpers import connect
 from tests.factories import make_agent
@@ -58,6 +60,35 @@ async def test_an_sse_stream_whose_groups_are_forgotten_ends_interrupted(user, q
         if line[:6] == "data: "
     ]
     assert [(e["type"], e["data"]["code"]) for e in data] == [("error", "stream_interrupted")]
+
+
+async def test_an_sse_stream_read_slowly_is_not_taken_for_one_whose_groups_are_lost(
+    user, quick_probes
+):
+    """An event is handed to the reader while a probe is out, and the reader then stops
+    reading for many probe intervals: the probe's answer waits in the channel behind nothing,
+    and the stream goes on when reading resumes."""
+    session = await ChatSession.objects.acreate(
+        id=uuid.uuid4(), user=user, agent=await make_agent_async()
+    )
+    client = AsyncClient()
+    await client.aforce_login(user)
+    response = await client.get(f"/api/v1/sessions/{session.id}/events/")
+    body = aiter(response.streaming_content)
+    assert "session.snapshot" in (await anext(body)).decode()
+    await delta(session, "first")  # waiting in the channel before the first probe goes out
+    assert "first" in (await anext(body)).decode()  # handed over with the probe still out
+    await asyncio.sleep(0.5)  # the reader is busy for ten probe intervals
+    await delta(session, "still here")
+    chunk = (await anext(body)).decode()
+    assert "still here" in chunk and "stream_interrupted" not in chunk
+
+
+async def delta(session: ChatSession, words: str) -> None:
+    event = envelope("message.delta", session_id=session.id, data={"text": words})
+    await get_channel_layer().group_send(
+        session_group(session.id), {"type": "message.delta", "event": event}
+    )
 
 
 async def make_agent_async():
