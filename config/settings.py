@@ -132,6 +132,10 @@ else:
             "timeout": env.float("DATABASE_POOL_TIMEOUT", default=10.0),
         }
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them (Django allows no both)
+    # Behind PgBouncer in transaction mode, server-side cursors (QuerySet.iterator) break.
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool(
+        "DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False
+    )
 # Persistent connections (SQLite, or Postgres without the pool): a task or request reuses its
 # thread's connection instead of opening one (with its PRAGMAs) and closing it every time
 # (docs/decisions/0006-performance.md).

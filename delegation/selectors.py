@@ -89,18 +89,29 @@ def session_history(*, session: ChatSession, before: uuid.UUID) -> dict[str, Any
     return {"messages": _as_shown(page), "has_earlier": has_earlier}
 
 
+SNAPSHOT_SLICE = 100  # messages read at a time, newest first, until the budget is spent
+
+
 def _newest_within(messages: QuerySet[ChatMessage], budget: int) -> tuple[list[dict], bool]:
     """The newest of `messages` (ordered oldest first) whose event data fit in `budget` bytes
     of JSON, in order (at least one), and whether any older one was left out."""
     taken: list[dict[str, Any]] = []
     used = 0
-    for message in messages.reverse().iterator(chunk_size=100):
-        data = message_as_event_data(message)
-        used += len(json.dumps(data, ensure_ascii=False).encode())
-        if taken and used > budget:
-            return taken[::-1], True
-        taken.append(data)
-    return taken[::-1], False
+    newest_first = messages.reverse()
+    # Slices, not .iterator(): a server-side cursor per join would not survive PgBouncer in
+    # transaction mode (docs/operations.md).
+    start = 0
+    while True:
+        page = list(newest_first[start : start + SNAPSHOT_SLICE])
+        for message in page:
+            data = message_as_event_data(message)
+            used += len(json.dumps(data, ensure_ascii=False).encode())
+            if taken and used > budget:
+                return taken[::-1], True
+            taken.append(data)
+        if len(page) < SNAPSHOT_SLICE:
+            return taken[::-1], False
+        start += SNAPSHOT_SLICE
 
 
 def orphan_status(run_status: str) -> str:

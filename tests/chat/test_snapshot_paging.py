@@ -95,3 +95,12 @@ async def test_history_of_another_users_session_or_message_is_not_found(user, ot
     event = await history(ws, mine, before="not-a-uuid")
     assert (event["type"], event["data"]["code"]) == ("error", "invalid")
     await ws.disconnect()
+
+
+async def test_a_session_is_read_a_slice_at_a_time_until_the_budget_is_spent(user, settings):
+    session = await database_sync_to_async(long_session)(user, 250, 10)  # three slices
+    ws = await connect(user)
+    snapshot = await join(ws, session)
+    assert [int(m["content"][:3]) for m in snapshot["messages"]] == list(range(250))
+    assert snapshot["has_earlier"] is False
+    await ws.disconnect()
