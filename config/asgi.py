@@ -13,7 +13,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 import chat.routing  # noqa: E402
-from agents.knowledge.sweeper import documents_recover_orphans, documents_sweep  # noqa: E402
+from agents.knowledge.sweeper import documents_recover_orphans  # noqa: E402
 from config.collector import collector_freeze_startup  # noqa: E402
 from config.periodic import start_in_process_beat  # noqa: E402
 from delegation.sweeper import runs_recover_orphans, runs_sweep  # noqa: E402
@@ -24,9 +24,9 @@ start_in_process_beat(
     [
         (settings.SWEEP_INTERVAL_SECONDS, runs_sweep),
         (settings.REMINDER_DISPATCH_SECONDS, reminders_dispatch),
-        (settings.KNOWLEDGE_SWEEP_SECONDS, documents_sweep),
     ],
-    # This process is the only worker: what the one before it left goes first.
+    # This process is the only worker: what the one before it left goes first. (Documents are
+    # swept only then: nothing can stop an indexing thread, so a long one is never lost.)
     at_start=[runs_recover_orphans, documents_recover_orphans],
 )
 

@@ -30,9 +30,18 @@ def documents_sweep(*, stale_seconds: float | None = None) -> dict[str, int]:
     if stale_seconds is None:
         stale_seconds = settings.KNOWLEDGE_INDEX_STALE_SECONDS
     cutoff = now - timedelta(seconds=stale_seconds)
+    # A document queued that long is lost only if the knowledge queue stands still: while a
+    # worker took or finished another one in that time, it is waiting its turn in a backlog
+    # (an upload of many, a re-index of all), and sending it again would only lengthen it.
+    moving = Document.objects.filter(status_at__gte=cutoff).exclude(status=DocumentStatus.QUEUED)
+    waiting = (
+        [DocumentStatus.INDEXING]
+        if moving.exists()
+        else [DocumentStatus.INDEXING, DocumentStatus.QUEUED]
+    )
     stale = Document.objects.filter(
         Q(status_at__lt=cutoff) | Q(status_at__isnull=True),  # (null: queued before 0004)
-        status__in=[DocumentStatus.QUEUED, DocumentStatus.INDEXING],
+        status__in=waiting,
     ).order_by("status_at", "pk")
     counts = {"resent": 0, "failed": 0}
     for seen in stale.values("pk", "status", "status_at", "attempts")[:BATCH]:

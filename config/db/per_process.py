@@ -26,8 +26,9 @@ PROCESS_THREADS: dict[str, str] = {
     "inprocess-knowledge": "config.enqueue: runs the tasks routed to the knowledge queue "
     "(indexing documents) the same way, beside the chat work, never in front of it (embedded "
     "mode; a pool of INPROCESS_KNOWLEDGE_WORKERS, started by the first upload)",
-    "in-process-beat": "config.periodic: embedded mode's stand-in for Celery beat: the sweepers "
-    "(runs, documents) and the reminder dispatcher (one, in an ASGI server with no broker)",
+    "in-process-beat": "config.periodic: embedded mode's stand-in for Celery beat: at start the "
+    "runs and documents left before, then the run sweeper and the reminder dispatcher (one, in "
+    "an ASGI server with no broker)",
     "run-ends": "delegation.runs.ended: listens on Redis for runs that ended, so a stream of an "
     "ended run falls silent without a Redis read per event (one; distributed mode only)",
     "router": "delegation.routing.decide: the model router's call, bounded by its timeout "

@@ -141,8 +141,10 @@ def test_celery_beat_runs_the_sweep(settings):
     assert entry["schedule"] == settings.KNOWLEDGE_SWEEP_SECONDS
 
 
-def test_embedded_mode_runs_the_sweep_on_the_in_process_timer(embedded_beat, settings):
-    assert (settings.KNOWLEDGE_SWEEP_SECONDS, documents_sweep) in embedded_beat.jobs
+def test_embedded_mode_sweeps_documents_at_start_only(embedded_beat):
+    """Nothing can stop an indexing thread: a long one is not lost, and a sweep would take it
+    for one; what the process before left is sent again at start."""
+    assert documents_sweep not in [job for _, job in embedded_beat.jobs]
 
 
 @pytest.mark.django_db
@@ -156,3 +158,14 @@ def test_the_embedded_server_sends_again_what_the_one_before_it_left_at_start(kb
 
 def test_embedded_mode_recovers_documents_at_start(embedded_beat):
     assert documents_recover_orphans in embedded_beat.at_start
+
+
+@pytest.mark.django_db
+def test_a_document_waiting_in_a_moving_backlog_is_not_taken_for_a_lost_one(kb, sent):
+    """Another document was indexed a minute ago: the queue moves, and the one queued for
+    fifteen minutes is waiting its turn; once the queue stands still, it is lost."""
+    waiting = stale_document(kb, "waiting")
+    worked = stale_document(kb, "worked", status=DocumentStatus.INDEXED, age=timedelta(minutes=1))
+    assert documents_sweep() == {"resent": 0, "failed": 0} and sent == []
+    Document.objects.filter(pk=worked.pk).update(status_at=timezone.now() - timedelta(hours=1))
+    assert documents_sweep() == {"resent": 1, "failed": 0} and sent == [waiting.pk]
