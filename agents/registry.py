@@ -82,23 +82,25 @@ class ToolResult:
 
     def as_content(self) -> str:
         """The JSON text handed back to the model as the tool message content."""
-        text = json.dumps(self._body(), ensure_ascii=False, default=str)
-        limit = settings.TOOL_RESULT_MAX_CHARS
-        if len(text) > limit:
-            text = json.dumps(
-                {"ok": self.ok, "truncated": True, "text": text[:limit]}, ensure_ascii=False
-            )
-        return text
+        return self.rendered()[1]
 
     def as_shown(self) -> dict[str, Any]:
         """The outcome as the saved tool message, its events and the page show it: `ok` with
         `result` or `error`, bounded as the model's copy is: a result past TOOL_RESULT_MAX_CHARS
         of JSON becomes the first that many characters of it (`truncated`)."""
+        return self.rendered()[0]
+
+    def rendered(self) -> tuple[dict[str, Any], str]:
+        """`as_shown()` and `as_content()` from one serialisation of the outcome (a tool call
+        needs both)."""
         body = self._body()
         text = json.dumps(body, ensure_ascii=False, default=str)
-        if len(text) <= settings.TOOL_RESULT_MAX_CHARS:
-            return body
-        return {"ok": self.ok, "result": text[: settings.TOOL_RESULT_MAX_CHARS], "truncated": True}
+        limit = settings.TOOL_RESULT_MAX_CHARS
+        if len(text) <= limit:
+            return body, text
+        cut = text[:limit]
+        content = json.dumps({"ok": self.ok, "truncated": True, "text": cut}, ensure_ascii=False)
+        return {"ok": self.ok, "result": cut, "truncated": True}, content
 
     def _body(self) -> dict[str, Any]:
         if self.ok:

@@ -20,7 +20,7 @@ from agents.providers.base import ModelRequest, Usage, whole_answer
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, RoutingRule, RuleKind
 from delegation.routing.rules import fold, rule_match
-from delegation.tree.budget import budget_reserve_model_call, budget_state
+from delegation.tree.budget import budget_take_model_call
 from delegation.usage.budgets import BudgetExceeded
 from delegation.usage.services import CallHold, usage_charge, usage_hold
 
@@ -149,13 +149,13 @@ def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
     started = time.monotonic()
     try:
         hold = _router_cleared(given, provider.name, request)
-        future = _router_pool.submit(whole_answer, provider, request)
     except BudgetSpent as exc:
         decision.fallback_used = True
         _route_by_tags(decision, given, because=f"no router ({exc}): fallback")
         return
     text, usage = "", Usage()
     try:
+        future = _router_pool.submit(whole_answer, provider, request)
         text, usage = future.result(timeout=given.policy.router_timeout)
         target, reason = _router_choice(text, given)
     except (FutureTimeout, Exception) as exc:  # any failure: the rules decide
@@ -182,9 +182,7 @@ def _router_cleared(given: RoutingInput, provider: str, request: ModelRequest) -
     run = given.run
     if run is None:
         return None
-    root_id = run.root_id_or_self
-    limit = budget_state(root_id=root_id).max_model_calls
-    if not budget_reserve_model_call(root_id=root_id, limit=limit):
+    if budget_take_model_call(root=run) is None:  # (routing is the entry run's: the root)
         raise BudgetSpent("the turn has no model call left")
     try:
         return usage_hold(run=run, provider=provider, request=request)

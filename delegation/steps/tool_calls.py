@@ -209,7 +209,7 @@ def _tool(
         result = execute(registered, context, raw)
         if result.ok and name in KNOWLEDGE_TOOLS and isinstance(result.data, dict):
             result = ToolResult(True, data=references_number(run, result.data))
-    outcome = result.as_shown()  # bounded as the model's copy is
+    outcome, content = result.rendered()  # what people see is bounded as the model's copy is
     message_upsert(
         message_id=message_id,
         session_id=run.session_id,
@@ -227,7 +227,7 @@ def _tool(
         arguments=shown_arguments,
         **outcome,
     )
-    return result.as_content()
+    return content
 
 
 def save_progress(run: Run, emitter: RunEmitter) -> None:
