@@ -16,22 +16,30 @@ from config.errors import NotFound
 HEAVY_FIELDS = ("original", "text")
 
 
-def kb_readable_by(*, kb: KnowledgeBase, user: Any) -> bool:
-    """Whether the end user passes the knowledge base's access rule (group and/or permission)."""
+def kb_readable_by(*, kb: KnowledgeBase, user: Any, group_ids: set[int] | None = None) -> bool:
+    """Whether the end user passes the knowledge base's access rule (group and/or permission);
+    `group_ids`: the user's groups, when the caller read them once for many bases."""
     if not getattr(user, "is_authenticated", False) or not user.is_active:
         return False
     if user.is_superuser:
         return True
-    if kb.access_group_id and not user.groups.filter(pk=kb.access_group_id).exists():
-        return False
+    if kb.access_group_id:
+        in_group = (
+            kb.access_group_id in group_ids
+            if group_ids is not None
+            else user.groups.filter(pk=kb.access_group_id).exists()
+        )
+        if not in_group:
+            return False
     return not kb.access_permission or user.has_perm(kb.access_permission)
 
 
 def knowledge_bases_unreadable_by(*, user: Any) -> list[int]:
     """Ids of the knowledge bases whose access rule the user does not pass (of those with a
-    rule: one without is readable by every signed-in user)."""
+    rule: one without is readable by every signed-in user); two queries however many."""
     restricted = KnowledgeBase.objects.exclude(access_group=None, access_permission="")
-    return [kb.pk for kb in restricted if not kb_readable_by(kb=kb, user=user)]
+    group_ids = set(user.groups.values_list("pk", flat=True)) if user.is_authenticated else set()
+    return [kb.pk for kb in restricted if not kb_readable_by(kb=kb, user=user, group_ids=group_ids)]
 
 
 def knowledge_bases_of_documents(*, document_ids: Iterable[int]) -> list[int]:
