@@ -26,9 +26,7 @@ def model_permission(model: type[Model], action: str) -> str:
 def is_staff_member(user: Any) -> bool:
     """Whether the admin lets the user in at all: active staff (superusers are let in only as
     staff too). A permission held by anyone else, through a group, grants nothing here."""
-    return bool(
-        getattr(user, "is_authenticated", False) and user.is_active and user.is_staff
-    )
+    return bool(getattr(user, "is_authenticated", False) and user.is_active and user.is_staff)
 
 
 def holds_model_permission(user: Any, model: type[Model], action: str) -> bool:
