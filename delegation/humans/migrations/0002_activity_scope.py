@@ -16,7 +16,12 @@ def scope_existing_rows(apps: Any, schema_editor: Any) -> None:
     Review = apps.get_model("humans", "Review")
     Document = apps.get_model("knowledge", "Document")
     Through = Activity.knowledge.through
-    rows = Activity.objects.filter(run__isnull=False).select_related("run").order_by("pk")
+    rows = (
+        Activity.objects.filter(run__isnull=False)
+        .select_related("run")
+        .only("pk", "data", "group", "audience", "run__agent_config", "run__references")
+        .order_by("pk")
+    )  # (not the runs' transcripts: they can be large)
     changed, links = [], []
     for row in rows.iterator(chunk_size=BATCH):
         row.group = (row.run.agent_config or {}).get("human_group", "")
