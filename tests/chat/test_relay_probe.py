@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
 
 import pytest
 from channels.db import database_sync_to_async
@@ -43,14 +44,7 @@ async def test_a_socket_whose_groups_are_forgotten_closes_with_4503(user, quick_
 
 
 async def test_an_sse_stream_whose_groups_are_forgotten_ends_interrupted(user, quick_probes):
-    session = await ChatSession.objects.acreate(
-        id=uuid.uuid4(), user=user, agent=await make_agent_async()
-    )
-    client = AsyncClient()
-    await client.aforce_login(user)
-    response = await client.get(f"/api/v1/sessions/{session.id}/events/")
-    body = aiter(response.streaming_content)
-    assert "session.snapshot" in (await anext(body)).decode()
+    session, body = await session_stream(user)
     await get_channel_layer().flush()
     rest = [chunk.decode() async for chunk in body]
     data = [
@@ -68,6 +62,17 @@ async def test_an_sse_stream_read_slowly_is_not_taken_for_one_whose_groups_are_l
     """An event is handed to the reader while a probe is out, and the reader then stops
     reading for many probe intervals: the probe's answer waits in the channel behind nothing,
     and the stream goes on when reading resumes."""
+    session, body = await session_stream(user)
+    await delta(session, "first")  # waiting in the channel before the first probe goes out
+    assert "first" in (await anext(body)).decode()  # handed over with the probe still out
+    await asyncio.sleep(0.5)  # the reader is busy for ten probe intervals
+    await delta(session, "still here")
+    chunk = (await anext(body)).decode()
+    assert "still here" in chunk and "stream_interrupted" not in chunk
+
+
+async def session_stream(user) -> tuple[ChatSession, AsyncIterator[bytes]]:
+    """A new session of the user's and its SSE stream, read past its snapshot."""
     session = await ChatSession.objects.acreate(
         id=uuid.uuid4(), user=user, agent=await make_agent_async()
     )
@@ -76,12 +81,7 @@ async def test_an_sse_stream_read_slowly_is_not_taken_for_one_whose_groups_are_l
     response = await client.get(f"/api/v1/sessions/{session.id}/events/")
     body = aiter(response.streaming_content)
     assert "session.snapshot" in (await anext(body)).decode()
-    await delta(session, "first")  # waiting in the channel before the first probe goes out
-    assert "first" in (await anext(body)).decode()  # handed over with the probe still out
-    await asyncio.sleep(0.5)  # the reader is busy for ten probe intervals
-    await delta(session, "still here")
-    chunk = (await anext(body)).decode()
-    assert "still here" in chunk and "stream_interrupted" not in chunk
+    return session, body
 
 
 async def delta(session: ChatSession, words: str) -> None:
