@@ -6,7 +6,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.utils.translation import gettext as _
@@ -25,6 +25,7 @@ class ToolContext:
     session: Any = None
     run: Any = None
     agent: Any = None
+    call_id: str = ""  # the model's id of this call: stable across retries of the same call
 
 
 class ToolError(Exception):
@@ -45,18 +46,35 @@ class Tool:
     # the rule does not apply); lower `offline_priority` is tried first.
     offline_rule: Callable[[str], dict[str, Any] | None] | None = None
     offline_priority: int = 100
+    # A staff member approves each call (the inbox) before it runs, whatever the agent says.
+    approval: bool = False
+    # Safe to call again when a crash left unknown whether a call ran (None: unless it changes
+    # data); a call that is not is put to a person instead of being repeated blindly.
+    repeatable: bool | None = None
+    function_name: str = ""  # the name the model calls it by ("": the key)
+    title: str = ""  # a short human name ("": the key)
     validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         Draft202012Validator.check_schema(self.parameters)
         object.__setattr__(self, "validator", Draft202012Validator(self.parameters))
 
+    @property
+    def name(self) -> str:
+        """The function name a model sees and calls (OpenAI's `^[a-zA-Z0-9_-]{1,64}$`)."""
+        return self.function_name or self.key
+
+    @property
+    def safe_to_repeat(self) -> bool:
+        """Whether a call that may have run already may simply be made again."""
+        return (not self.side_effect) if self.repeatable is None else self.repeatable
+
     def openai_schema(self) -> dict[str, Any]:
         """The tool as an OpenAI Chat Completions `tools` entry."""
         return {
             "type": "function",
             "function": {
-                "name": self.key,
+                "name": self.name,
                 "description": self.description,
                 "parameters": self.parameters,
             },
@@ -111,6 +129,31 @@ class ToolResult:
 _TOOLS: dict[str, Tool] = {}
 
 
+class ToolSource(Protocol):
+    """Tools kept outside the code (e.g. an MCP server's snapshot), under a key prefix."""
+
+    def tool(self, key: str) -> Tool | None:
+        """The usable tool with this key, or None (unknown, or held back)."""
+
+    def tools(self, keys: list[str] | None = None) -> list[Tool]:
+        """The usable tools (None: all of them; else those of `keys`, in any order)."""
+
+    def problems(self, keys: list[str]) -> dict[str, str]:
+        """Why each of `keys` that is not usable is not (an unknown key included)."""
+
+
+_SOURCES: dict[str, ToolSource] = {}
+
+
+def source_register(prefix: str, source: ToolSource) -> None:
+    """Let `source` answer for every key that starts with `prefix` (e.g. "mcp.")."""
+    _SOURCES[prefix] = source
+
+
+def _source_of(key: str) -> ToolSource | None:
+    return next((s for prefix, s in _SOURCES.items() if key.startswith(prefix)), None)
+
+
 def register(tool: Tool) -> Tool:
     """Add a tool to the allowlist; a key can be registered once."""
     if tool.key in _TOOLS and _TOOLS[tool.key] is not tool:
@@ -128,6 +171,9 @@ def tool(
     side_effect: bool = False,
     offline_rule: Callable[[str], dict[str, Any] | None] | None = None,
     offline_priority: int = 100,
+    approval: bool = False,
+    repeatable: bool | None = None,
+    title: str = "",
 ) -> Callable[[Callable[[ToolContext, dict[str, Any]], Any]], Tool]:
     """Decorator form of `register` for a handler function."""
 
@@ -142,6 +188,9 @@ def tool(
                 side_effect,
                 offline_rule,
                 offline_priority,
+                approval=approval,
+                repeatable=repeatable,
+                title=title,
             )
         )
 
@@ -157,37 +206,50 @@ def offline_rule_set(
 
 
 def offline_rules() -> list[tuple[str, Callable[[str], dict[str, Any] | None]]]:
-    """(key, rule) of every tool with an offline rule, most specific (lowest priority) first."""
+    """(function name, rule) of every tool with an offline rule, most specific first."""
     ruled = [t for t in _TOOLS.values() if t.offline_rule is not None]
     ruled.sort(key=lambda t: t.offline_priority)
-    return [(t.key, t.offline_rule) for t in ruled if t.offline_rule is not None]
+    return [(t.name, t.offline_rule) for t in ruled if t.offline_rule is not None]
 
 
 def get_tool(key: str) -> Tool | None:
-    """The registered tool with this key, or None."""
-    return _TOOLS.get(key)
+    """The usable tool with this key, or None."""
+    source = _source_of(key)
+    return source.tool(key) if source is not None else _TOOLS.get(key)
 
 
 def all_tools() -> list[Tool]:
-    """Every registered tool, sorted by key."""
-    return [_TOOLS[k] for k in sorted(_TOOLS)]
+    """Every usable tool, the code's and the sources', sorted by key."""
+    found = [*_TOOLS.values(), *(t for s in _SOURCES.values() for t in s.tools())]
+    return sorted(found, key=lambda t: t.key)
+
+
+def key_problems(keys: list[str]) -> dict[str, str]:
+    """Why each key of `keys` that cannot be used now cannot (unknown, or held by its source)."""
+    problems = {k: "unknown" for k in keys if _source_of(k) is None and k not in _TOOLS}
+    for source in _SOURCES.values():
+        problems |= source.problems([k for k in keys if _source_of(k) is source])
+    return problems
 
 
 def unknown_keys(keys: list[str]) -> list[str]:
-    """The keys in `keys` that no code registers."""
-    return [k for k in keys if k not in _TOOLS]
+    """The keys in `keys` that neither the code nor a source knows."""
+    problems = key_problems(keys)
+    return [k for k in keys if problems.get(k) == "unknown"]
 
 
 def tools_for(keys: list[str], user: Any) -> list[Tool]:
-    """An agent's effective tools: its keys ∩ the registry ∩ what the end user may use."""
-    found = []
+    """An agent's effective tools: its keys ∩ the registry ∩ what the end user may use (in
+    the order of `keys`; a key its source holds back is skipped as an unknown one is)."""
+    found: dict[str, Tool] = {k: _TOOLS[k] for k in keys if k in _TOOLS}
+    for source in _SOURCES.values():
+        mine = [k for k in keys if _source_of(k) is source]
+        if mine:
+            found |= {t.key: t for t in source.tools(mine)}
     for key in keys:
-        registered = _TOOLS.get(key)
-        if registered is None:
-            logger.warning("agent lists unknown tool key %r; skipped", key)
-        elif registered.allowed_for(user):
-            found.append(registered)
-    return found
+        if key not in found:
+            logger.warning("agent lists tool key %r that is unknown or held back; skipped", key)
+    return [found[k] for k in keys if k in found and found[k].allowed_for(user)]
 
 
 def execute(registered: Tool, context: ToolContext, raw_arguments: str) -> ToolResult:

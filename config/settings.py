@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -374,6 +375,27 @@ HUMANS_ANSWER_MAX_CHARS = env.int("HUMANS_ANSWER_MAX_CHARS", default=4000)  # a 
 HUMANS_VALIDATOR_TIMEOUT = env.float("HUMANS_VALIDATOR_TIMEOUT", default=20.0)  # seconds
 # A validator's confidence below this marks the answer low confidence (sent for review).
 HUMANS_LOW_CONFIDENCE = env.float("HUMANS_LOW_CONFIDENCE", default=0.5)
+
+# --- Outside tools: MCP servers (docs/mcp.md) ---------------------------------------------------
+# The commands stdio MCP servers may be started with, by name: an McpServer row names one, so the
+# database never holds a command line. JSON in the environment, e.g.
+# MCP_STDIO_COMMANDS='{"erp": ["/opt/erp-mcp/bin/serve", "--stdio"]}'.
+MCP_STDIO_COMMANDS = {
+    "finance-demo": [sys.executable, "-m", "agents.mcp.demo_finance"],
+    **env.json("MCP_STDIO_COMMANDS", default={}),
+}
+MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=10.0)  # seconds, a server's default
+MCP_CALL_TIMEOUT = env.float(
+    "MCP_CALL_TIMEOUT", default=30.0
+)  # seconds per call, a server's default
+# A per-user server receives the end user as a signed assertion (a JWT, HS256) in this header,
+# signed with MCP_USER_ASSERTION_KEY (default: SECRET_KEY) and valid this many seconds.
+MCP_USER_ASSERTION_HEADER = env("MCP_USER_ASSERTION_HEADER", default="X-Platform-User-Assertion")
+MCP_USER_ASSERTION_KEY = env("MCP_USER_ASSERTION_KEY", default="")
+MCP_USER_ASSERTION_SECONDS = env.int("MCP_USER_ASSERTION_SECONDS", default=300)
+
+# --- Outside tools: web and mail (docs/tools.md) -------------------------------------------------
+# (web_fetch, web_search, send_email settings go here)
 
 # --- Celery and the enqueue seam -----------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)

@@ -16,7 +16,6 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext_lazy
 
-from agents.registry import get_tool
 from chat.models import ChatMessage, MessageStatus
 from config.errors import AppError
 from delegation.humans.activity import activity_record
@@ -34,6 +33,7 @@ from delegation.humans.selectors import human_info, may_decide
 from delegation.models import FINAL_STATUSES, Run
 from delegation.runs.ending import subtree_ids
 from delegation.runs.waits import run_resume_if_ready
+from delegation.steps.prompting import effective_tools
 
 BATCH = 200
 
@@ -204,7 +204,7 @@ def _decision_fields(
         return {"status": ItemStatus.APPROVED, "note": note, "final_arguments": item.arguments}
     if not isinstance(arguments, dict):
         raise input_invalid("arguments", _("modify needs the tool's new arguments as an object."))
-    registered = get_tool(item.tool)
+    registered = effective_tools(item.run).get(item.tool)
     if registered is not None:
         problems = sorted(registered.validator.iter_errors(arguments), key=lambda e: list(e.path))
         if problems:

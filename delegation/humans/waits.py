@@ -33,18 +33,20 @@ from delegation.runs.transcript import arguments_shown
 
 def needs_person(run: Run, name: str, tools: dict[str, Tool]) -> bool:
     """Whether this call waits for a person: a question tool, or a tool the agent may use
-    only with a staff member's approval (the ticked ones; none ticked: every tool that
-    changes data)."""
+    only with a staff member's approval: one that asks for it itself, or, when the agent
+    requires approval, the ticked ones (none ticked: every tool that changes data)."""
     registered = tools.get(name)
     if registered is None:
         return False
     if name in QUESTION_TOOLS:
         return True
+    if registered.approval:  # the tool asks for it whatever the agent says (e.g. send_email)
+        return True
     config = run.agent_config
     if not config.get("require_approval"):
         return False
     keys = config.get("approval_tool_keys") or []
-    return name in keys if keys else registered.side_effect
+    return registered.key in keys if keys else registered.side_effect
 
 
 def arguments_problem(registered: Tool, raw: str) -> bool:
@@ -169,7 +171,13 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
             arguments = (
                 locked.final_arguments if locked.final_arguments is not None else locked.arguments
             )
-            context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
+            context = ToolContext(
+                user=run.user,
+                session=run.session,
+                run=run,
+                agent=run.agent,
+                call_id=locked.tool_call_id,
+            )
             with transaction.atomic():  # a savepoint: a tool that fails leaves nothing behind
                 result = execute(registered, context, json.dumps(arguments))
                 if not result.ok:

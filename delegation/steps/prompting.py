@@ -97,5 +97,6 @@ def _memory_message(run: Run) -> list[dict[str, Any]]:
 
 
 def effective_tools(run: Run) -> dict[str, Tool]:
-    """The run's tools: its pinned keys ∩ the registry ∩ what the end user may use."""
-    return {t.key: t for t in tools_for(run.agent_config["tool_keys"], run.user)}
+    """The run's tools by the name its model calls them: its pinned keys ∩ the registry ∩ what
+    the end user may use."""
+    return {t.name: t for t in tools_for(run.agent_config["tool_keys"], run.user)}

@@ -205,7 +205,9 @@ def _tool(
             % {"name": repr(name), "tools": ", ".join(sorted(tools)) or _("none")},
         )
     else:
-        context = ToolContext(user=run.user, session=run.session, run=run, agent=run.agent)
+        context = ToolContext(
+            user=run.user, session=run.session, run=run, agent=run.agent, call_id=call["id"]
+        )
         result = execute(registered, context, raw)
         if result.ok and name in KNOWLEDGE_TOOLS and isinstance(result.data, dict):
             result = ToolResult(True, data=references_number(run, result.data))
