@@ -26,10 +26,17 @@ class ToolContext:
     run: Any = None
     agent: Any = None
     call_id: str = ""  # the model's id of this call: stable across retries of the same call
+    # Where a long call reports how far it got (value, total, message); None: nobody listens.
+    progress: Callable[[float, float | None, str | None], None] | None = None
 
 
 class ToolError(Exception):
-    """Raised by a handler for a failure the model should read and may correct."""
+    """Raised by a handler for a failure the model should read and may correct (`code`: one
+    of ERROR_CODES' tool results, e.g. tool_timeout)."""
+
+    def __init__(self, message: str, *, code: str = "tool_error") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -276,7 +283,7 @@ def execute(registered: Tool, context: ToolContext, raw_arguments: str) -> ToolR
     try:
         return ToolResult(True, data=registered.handler(context, arguments))
     except ToolError as exc:
-        return ToolResult(False, error_code="tool_error", error=str(exc))
+        return ToolResult(False, error_code=exc.code, error=str(exc))
     except Exception:
         logger.exception("tool %s failed", registered.key)
         return ToolResult(False, error_code="tool_failed", error=_("The tool failed unexpectedly."))

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
 
-from agents.registry import unknown_keys
+from agents.registry import key_problems, unknown_keys
 
 
 def agent_validate(
@@ -30,11 +30,16 @@ def agent_validate(
     """
     errors: dict[str, list[str]] = {}
     kept = set(stored_tool_keys or [])
-    unknown = [key for key in unknown_keys(tool_keys) if key not in kept]
+    problems = {k: why for k, why in key_problems(tool_keys).items() if k not in kept}
+    unknown = [key for key, why in problems.items() if why == "unknown"]
     if unknown:
         errors.setdefault("tool_keys", []).append(
-            f"Unknown tool key(s): {', '.join(unknown)}. Only tools registered in code may be used."
+            f"Unknown tool key(s): {', '.join(unknown)}. Only tools registered in code or "
+            "synced from an MCP server may be used."
         )
+    for key, why in problems.items():
+        if why != "unknown":
+            errors.setdefault("tool_keys", []).append(f"{key} cannot be used now: {why}.")
     if len(set(tool_keys)) != len(tool_keys):
         errors.setdefault("tool_keys", []).append("A tool key is listed twice.")
     if agent_pk is not None and agent_pk in allowed_subagent_pks:

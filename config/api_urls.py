@@ -11,6 +11,15 @@ from agents.knowledge.api import (
     KnowledgeBaseDetailView,
     KnowledgeBaseListView,
 )
+from agents.mcp.api import (
+    McpServerDetailView,
+    McpServerListView,
+    McpServerSyncsView,
+    McpServerSyncView,
+    McpServerToolsView,
+    McpSyncAcceptView,
+    McpSyncDismissView,
+)
 from chat.api import (
     MessageListView,
     SessionDetailView,
@@ -59,6 +68,21 @@ urlpatterns = [
     path("agents/available/", AvailableAgentsView.as_view(), name="agent-available"),
     path("agents/<slug:name>/", AgentDetailView.as_view(), name="agent-detail"),
     path("tools/", ToolListView.as_view(), name="tool-list"),
+    path("mcp-servers/", McpServerListView.as_view(), name="mcp-server-list"),
+    path("mcp-servers/<slug:name>/", McpServerDetailView.as_view(), name="mcp-server-detail"),
+    path("mcp-servers/<slug:name>/sync/", McpServerSyncView.as_view(), name="mcp-server-sync"),
+    path("mcp-servers/<slug:name>/tools/", McpServerToolsView.as_view(), name="mcp-server-tools"),
+    path("mcp-servers/<slug:name>/syncs/", McpServerSyncsView.as_view(), name="mcp-server-syncs"),
+    path(
+        "mcp-servers/<slug:name>/syncs/<int:sync_id>/accept/",
+        McpSyncAcceptView.as_view(),
+        name="mcp-sync-accept",
+    ),
+    path(
+        "mcp-servers/<slug:name>/syncs/<int:sync_id>/dismiss/",
+        McpSyncDismissView.as_view(),
+        name="mcp-sync-dismiss",
+    ),
     path("knowledge-bases/", KnowledgeBaseListView.as_view(), name="kb-list"),
     path("knowledge-bases/<int:kb_id>/", KnowledgeBaseDetailView.as_view(), name="kb-detail"),
     path("knowledge-bases/<int:kb_id>/documents/", DocumentListView.as_view(), name="kb-documents"),

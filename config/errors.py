@@ -99,6 +99,13 @@ ERROR_CODES: dict[str, str] = {
     "unknown_tool": "The tool is not on this agent's list (or does not exist).",
     "tool_error": "The tool refused the request, with a reason.",
     "tool_failed": "The tool crashed; it is logged.",
+    "tool_timeout": "Tool result: an outside tool (MCP) did not answer within its timeout.",
+    "tool_unavailable": "Tool result: an outside tool's server is unreachable or stopped.",
+    "tool_not_repeated": "Tool result: a call that may have run was not made again.",
+    "mcp_unavailable": "The MCP server could not be reached or answered with an error.",
+    "mcp_server_not_found": "No such MCP server.",
+    "mcp_sync_not_found": "No such sync of this MCP server.",
+    "conflict": "The object is not in a state that allows this (e.g. already decided).",
 }
 
 

@@ -54,6 +54,7 @@ LOCAL_APPS = [
     "chat",
     "reminders",
     "agents.knowledge",
+    "agents.mcp",
     "delegation.routing",
     "delegation.usage",
     "delegation.humans",
@@ -395,7 +396,18 @@ MCP_USER_ASSERTION_KEY = env("MCP_USER_ASSERTION_KEY", default="")
 MCP_USER_ASSERTION_SECONDS = env.int("MCP_USER_ASSERTION_SECONDS", default=300)
 
 # --- Outside tools: web and mail (docs/tools.md) -------------------------------------------------
-# (web_fetch, web_search, send_email settings go here)
+# Local or private hosts web_fetch may open all the same: host, host:port or CIDR, comma-separated.
+WEB_FETCH_ALLOW = env.list("WEB_FETCH_ALLOW", default=[])
+WEB_FETCH_MAX_BYTES = env.int("WEB_FETCH_MAX_BYTES", default=2 * 1024 * 1024)  # then it stops
+WEB_FETCH_MAX_CHARS = env.int("WEB_FETCH_MAX_CHARS", default=12_000)  # page text for the model
+WEB_FETCH_TIMEOUT_SECONDS = env.float("WEB_FETCH_TIMEOUT_SECONDS", default=10.0)  # whole fetch
+WEB_FETCH_MAX_REDIRECTS = env.int("WEB_FETCH_MAX_REDIRECTS", default=5)  # each hop checked again
+WEB_SEARCH_URL = env("WEB_SEARCH_URL", default="")  # a SearXNG instance; empty: no web_search
+WEB_SEARCH_MAX_RESULTS = env.int("WEB_SEARCH_MAX_RESULTS", default=5)  # results per search, at most
+WEB_SEARCH_TIMEOUT_SECONDS = env.float("WEB_SEARCH_TIMEOUT_SECONDS", default=10.0)  # per search
+# Whom send_email may mail besides the user: exact addresses or "@domain", comma-separated.
+MAIL_ALLOWED_RECIPIENTS = env.list("MAIL_ALLOWED_RECIPIENTS", default=[])
+MAIL_FROM = env("MAIL_FROM", default="")  # send_email's sender; empty: DEFAULT_FROM_EMAIL
 
 # --- Celery and the enqueue seam -----------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)

@@ -16,6 +16,7 @@ from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, pgettext
 
+from agents.knowledge.text import query_terms
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
 from agents.registry import offline_rules
 from agents.tools.offline_rules import ARITHMETIC
@@ -68,9 +69,29 @@ def _calls(request: ModelRequest, text: str) -> list[tuple[str, dict[str, Any]]]
     if not calls:
         calls = _plan_step(text, offered.get("delegate"), 0)
     if not calls:
-        picked = _pick_tool(text, set(offered))
+        picked = _pick_tool(text, set(offered)) or _pick_described(text, request.tools)
         calls = [picked] if picked else []
     return calls
+
+
+DESCRIBED_MIN_TERMS = 2  # shared terms (words, CJK bigrams) for a tool to fit the words
+
+
+def _pick_described(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """An outside tool (MCP) with no required argument whose title and description share the
+    most terms with the user's words (繁/简 alike), at least DESCRIBED_MIN_TERMS; its schema's
+    defaults as arguments. Outside tools have no rule written for this model."""
+    wanted = set(query_terms(text))
+    best: tuple[int, str] | None = None
+    for entry in tools:
+        function = entry["function"]
+        parameters = function.get("parameters") or {}
+        if not function["name"].startswith("mcp__") or parameters.get("required"):
+            continue
+        shared = len(wanted & set(query_terms(function.get("description") or "", limit=400)))
+        if shared >= DESCRIBED_MIN_TERMS and (best is None or shared > best[0]):
+            best = (shared, function["name"])
+    return (best[1], {}) if best else None
 
 
 _EXPERT_LINE = re.compile(r"^- (?P<name>[\w-]+) \((?P<display>[^)]*)\): (?P<about>.*)$", re.M)
@@ -367,6 +388,18 @@ def _describe_knowledge(name: str, body: dict[str, Any]) -> str | None:
     return _("According to the knowledge base: %(passages)s") % {"passages": " ".join(parts)}
 
 
+def _describe_outside(result: dict[str, Any]) -> str:
+    """What an outside system (MCP) answered: its summary or text, as it said it."""
+    structured = result.get("structured")
+    said = structured.get("summary") if isinstance(structured, dict) else None
+    if not isinstance(said, str):
+        said = result.get("text") or json.dumps(structured, ensure_ascii=False)[:500]
+    return _("%(system)s answered: %(said)s") % {
+        "system": result["source"].get("server", "?"),
+        "said": said.strip()[:1500],
+    }
+
+
 def _describe(name: str, body: dict[str, Any]) -> str:
     if not body.get("ok"):
         error = body.get("error") or {}
@@ -385,6 +418,8 @@ def _describe(name: str, body: dict[str, Any]) -> str:
             "expert": result.get("agent") or _("The expert"),
             "answer": answer.strip(),
         }
+    if isinstance(result, dict) and result.get("source", {}).get("kind") == "mcp":
+        return _describe_outside(result)
     if name == "current_time" and isinstance(result, dict):
         now = datetime.fromisoformat(result["iso"])
         return _("It is %(time)s on %(day)s (%(zone)s).") % {

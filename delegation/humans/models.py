@@ -80,6 +80,10 @@ class InboxItem(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    # Why an approval is asked: "" (the tool needs one) or "may_have_run" (a call not safe to
+    # repeat was under way when its worker stopped: approving runs it again).
+    reason = models.CharField(max_length=16, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)  # the approved tool began to run
     executed_at = models.DateTimeField(null=True, blank=True)  # the approved tool ran (once)
     result = models.TextField(blank=True)  # the tool result content the model reads
     created_at = models.DateTimeField(auto_now_add=True)

@@ -30,6 +30,8 @@ from delegation.models import Run
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.transcript import arguments_shown
 
+MAY_HAVE_RUN = "may_have_run"
+
 
 def needs_person(run: Run, name: str, tools: dict[str, Tool]) -> bool:
     """Whether this call waits for a person: a question tool, or a tool the agent may use
@@ -66,7 +68,9 @@ def human_call(
     run must wait (the first time, the item is created and announced)."""
     item = InboxItem.objects.filter(run=run, tool_call_id=call["id"]).first()
     if item is None:
-        _ask(run, emitter, call, message_id)
+        # Not a question nor a tool that needs approval: a call that may have run already.
+        repeat = not needs_person(run, call["function"]["name"], tools)
+        _ask(run, emitter, call, message_id, reason=MAY_HAVE_RUN if repeat else "")
         return None
     if item.is_pending:
         return None
@@ -77,7 +81,9 @@ def human_call(
     return content
 
 
-def _ask(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID) -> None:
+def _ask(
+    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID, *, reason: str
+) -> None:
     """Create the item, push the deadlines of the run and its callers by the wait, and tell
     the session (the tool message shows who it waits for) and the staff inbox."""
     config = run.agent_config
@@ -101,6 +107,7 @@ def _ask(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.U
             urgency=arguments.get("urgency", "normal") if question else "normal",
             tool="" if question else name,
             arguments=None if question else arguments,
+            reason=reason,
             group=config.get("human_group", "") if name != ASK_USER else "",
             deadline=timezone.now() + wait,
         )
@@ -123,6 +130,8 @@ def _ask(run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.U
         session_notify(item, "run.waiting")
         inbox_notify(item, "inbox.new_item")
         what = f"asked {waiting_for(item)}: {item.question}" if question else f"asks to run {name}"
+        if reason == MAY_HAVE_RUN:
+            what = f"asks whether to run {name} again: it may have run when its worker stopped"
         activity_record(
             kind=ActivityKind.ESCALATION_RAISED if question else ActivityKind.APPROVAL_REQUESTED,
             run=run,
@@ -153,13 +162,23 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
     """Run an approved tool once: under the item's row lock, in the transaction that marks it
     executed and stores the result. A second resume (a redelivery, a worker that took over
     after a crash) finds it executed and gets the stored result; a crash before the commit
-    rolls the tool's writes back with the mark."""
+    rolls the tool's writes back with the mark. A tool not safe to repeat (its effects are
+    outside this database) is marked started, committed, before it runs: one found started
+    but not executed is not run again (`tool_not_repeated`)."""
+    registered = tools.get(item.tool)
+    if registered is not None and not registered.safe_to_repeat:
+        with transaction.atomic():
+            locked = InboxItem.objects.select_for_update().get(pk=item.pk)
+            if locked.executed_at is None and locked.started_at is not None:
+                return _executed(item, locked, run, _not_repeated(locked))
+            if locked.started_at is None:
+                locked.started_at = timezone.now()
+                locked.save(update_fields=["started_at"])
     with transaction.atomic():
         locked = InboxItem.objects.select_for_update().get(pk=item.pk)
         if locked.executed_at is not None:
             item.result, item.executed_at = locked.result, locked.executed_at
             return locked.result
-        registered = tools.get(locked.tool)
         if registered is None:
             result = ToolResult(
                 False,
@@ -182,16 +201,34 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
                 result = execute(registered, context, json.dumps(arguments))
                 if not result.ok:
                     transaction.set_rollback(True)
-        locked.executed_at = timezone.now()
-        locked.result = result.as_content()
-        locked.save(update_fields=["executed_at", "result"])
-        activity_record(
-            kind=ActivityKind.TOOL_EXECUTED,
-            run=run,
-            summary=f"{locked.tool} ran after approval: {'ok' if result.ok else result.error}",
-            data={"item_id": str(locked.id), "ok": result.ok},
-            group=locked.group,
+        return _executed(item, locked, run, result)
+
+
+def _not_repeated(item: InboxItem) -> ToolResult:
+    """The result of an approved call found started but not finished (its worker stopped)."""
+    return ToolResult(
+        False,
+        error_code="tool_not_repeated",
+        error=_(
+            "%(tool)s was started once and its worker stopped before it finished; it may have "
+            "run. It was not run again."
         )
+        % {"tool": item.tool},
+    )
+
+
+def _executed(item: InboxItem, locked: InboxItem, run: Run, result: ToolResult) -> str:
+    """Mark the locked item executed with its result (inside the caller's transaction)."""
+    locked.executed_at = timezone.now()
+    locked.result = result.as_content()
+    locked.save(update_fields=["executed_at", "result"])
+    activity_record(
+        kind=ActivityKind.TOOL_EXECUTED,
+        run=run,
+        summary=f"{locked.tool} ran after approval: {'ok' if result.ok else result.error}",
+        data={"item_id": str(locked.id), "ok": result.ok},
+        group=locked.group,
+    )
     item.result, item.executed_at = locked.result, locked.executed_at
     return locked.result
 
@@ -252,6 +289,11 @@ def outcome_content(item: InboxItem) -> str:
         if approval and item.status == ItemStatus.REJECTED
         else _ENDINGS[item.status]
     )
+    if item.reason == MAY_HAVE_RUN and item.status == ItemStatus.REJECTED:
+        code = "tool_not_repeated"
+        messages[item.status] = _(
+            "%(who)s chose not to run it again; it may have run once before its worker stopped."
+        ) % {"who": who or _("A staff member")}
     body = {"ok": False, "error": {"code": code, "message": messages[item.status]}}
     return json.dumps(body, ensure_ascii=False)
 

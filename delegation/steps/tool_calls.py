@@ -4,15 +4,16 @@ is saved before the next call, so a crash never runs a finished call again."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
 
 from agents.registry import Tool, ToolContext, ToolResult, execute
-from chat.models import MessageRole, MessageStatus
+from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from config.db.prepared import PreparedLookup
 from delegation.models import Run, RunStatus
@@ -30,6 +31,9 @@ from delegation.steps.citations import (
 )
 from delegation.tree.ask import delegation_begin
 from delegation.tree.report import delegation_result
+
+PROGRESS_EVERY_SECONDS = 0.25
+PROGRESS_NOTE_CHARS = 200
 
 
 def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
@@ -105,9 +109,15 @@ def _call(calls: Calls, call: dict[str, Any], message_id: uuid.UUID) -> str | No
             message_id=message_id,
             hand_over=calls.hand_over,
         )
-    if HOOKS.person_wanted(run, name, tools, call["function"]["arguments"]):
+    registered = tools.get(name)
+    once = registered is not None and not registered.safe_to_repeat
+    # A call not safe to repeat whose message exists already was started before (a crash, or
+    # a person was asked): a person decides whether it runs (again), never the engine alone.
+    if HOOKS.person_wanted(run, name, tools, call["function"]["arguments"]) or (
+        once and attempt_started(message_id)
+    ):
         return HOOKS.person_call(run, emitter, call, message_id, tools)
-    return _tool(run, emitter, call, message_id, tools)
+    return _tool(run, emitter, call, message_id, tools, mark_attempt=once)
 
 
 def delegations_start(calls: Calls) -> bool:
@@ -183,19 +193,40 @@ def _child_result(run: Run, child: Run) -> str:
     return json.dumps(body, ensure_ascii=False)
 
 
+def attempt_started(message_id: uuid.UUID) -> bool:
+    """Whether a call's tool message exists without its result: the call was started (or a
+    person asked about it) and may have run."""
+    return (
+        ChatMessage.objects.filter(pk=message_id).exclude(status=MessageStatus.COMPLETED).exists()
+    )
+
+
 def _tool(
     run: Run,
     emitter: RunEmitter,
     call: dict[str, Any],
     message_id: uuid.UUID,
     tools: dict[str, Tool],
+    *,
+    mark_attempt: bool,
 ) -> str:
-    """Run one ordinary tool call and report it; the result content for the model."""
+    """Run one ordinary tool call and report it; the result content for the model. A call not
+    safe to repeat (`mark_attempt`) leaves its message, saved, before it runs: a crash during
+    it is then known on resume."""
     name, raw = call["function"]["name"], call["function"]["arguments"]
     shown_arguments = arguments_shown(raw)
-    emitter.emit(
-        "tool.called", message_id, call_id=call["id"], name=name, arguments=shown_arguments
-    )
+    shown = {"call_id": call["id"], "name": name, "arguments": shown_arguments}
+    if mark_attempt:
+        message_upsert(
+            message_id=message_id,
+            session_id=run.session_id,
+            role=MessageRole.TOOL,
+            run_id=run.id,
+            agent=emitter.tag,
+            status=MessageStatus.STREAMING,
+            tool=shown,
+        )
+    emitter.emit("tool.called", message_id, **shown)
     registered = tools.get(name)
     if registered is None:
         result = ToolResult(
@@ -206,7 +237,12 @@ def _tool(
         )
     else:
         context = ToolContext(
-            user=run.user, session=run.session, run=run, agent=run.agent, call_id=call["id"]
+            user=run.user,
+            session=run.session,
+            run=run,
+            agent=run.agent,
+            call_id=call["id"],
+            progress=tool_progress(emitter, message_id, call["id"], name),
         )
         result = execute(registered, context, raw)
         if result.ok and name in KNOWLEDGE_TOOLS and isinstance(result.data, dict):
@@ -230,6 +266,31 @@ def _tool(
         **outcome,
     )
     return content
+
+
+def tool_progress(
+    emitter: RunEmitter, message_id: uuid.UUID, call_id: str, name: str
+) -> Callable[[float, float | None, str | None], None]:
+    """What a long tool call reports its progress to: `tool.progress` events, at most one per
+    PROGRESS_EVERY_SECONDS (the last step always shows)."""
+    last = [0.0]
+
+    def report(value: float, total: float | None, note: str | None) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_EVERY_SECONDS and (total is None or value < total):
+            return
+        last[0] = now
+        emitter.emit(
+            "tool.progress",
+            message_id,
+            call_id=call_id,
+            name=name,
+            progress=value,
+            total=total,
+            message=(note or "")[:PROGRESS_NOTE_CHARS],
+        )
+
+    return report
 
 
 def save_progress(run: Run, emitter: RunEmitter) -> None:

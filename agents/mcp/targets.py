@@ -1,0 +1,82 @@
+"""Where and as whom the platform reaches a server: a client Target from its row and a user."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import jwt
+from django.conf import settings
+
+from agents.mcp.client import Target
+from agents.mcp.models import McpServer, Transport, UserIdentity
+
+
+class ServerUnusable(Exception):
+    """A server's configuration cannot be used (a missing command or secret)."""
+
+
+def target_for(server: McpServer, user: Any = None) -> Target:
+    """The target of a server, as `user` for a per-user server (None: a sync, which lists
+    tools without acting for anyone)."""
+    common: dict[str, Any] = {
+        "server": server.name,
+        "connect_timeout": server.connect_timeout,
+        "headers": tuple(sorted(_headers(server).items())),
+    }
+    if server.user_identity == UserIdentity.ASSERTION and user is not None:
+        common["identity"] = str(user.pk)
+        claims = _claims(server, user)
+        common["fresh_header"] = (
+            settings.MCP_USER_ASSERTION_HEADER,
+            lambda: user_assertion(claims),
+        )
+    if server.transport == Transport.STDIO:
+        return Target(transport="stdio", command=stdio_command(server.command), **common)
+    return Target(transport="http", url=server.url, **common)
+
+
+def stdio_command(name: str) -> tuple[str, ...]:
+    """The command line MCP_STDIO_COMMANDS gives this name."""
+    command = settings.MCP_STDIO_COMMANDS.get(name)
+    if not command:
+        raise ServerUnusable(f"No stdio command named {name!r} in MCP_STDIO_COMMANDS.")
+    return tuple(str(part) for part in command)
+
+
+def _headers(server: McpServer) -> dict[str, str]:
+    """The server's headers, each value read from its environment variable now."""
+    values = {}
+    for header, variable in (server.headers or {}).items():
+        value = os.environ.get(str(variable), "")
+        if not value:
+            raise ServerUnusable(
+                f"The environment variable {variable} (header {header}) is not set."
+            )
+        values[str(header)] = value
+    return values
+
+
+def _claims(server: McpServer, user: Any) -> dict[str, Any]:
+    """Who the end user is, as a per-user server is told."""
+    return {
+        "iss": "agent-platform",
+        "aud": server.name,
+        "sub": str(user.pk),
+        "preferred_username": user.get_username(),
+        "email": getattr(user, "email", "") or "",
+        "groups": sorted(user.groups.values_list("name", flat=True)),
+    }
+
+
+def user_assertion(claims: dict[str, Any]) -> str:
+    """A short-lived signed assertion (JWT, HS256) of the end user's identity."""
+    now = int(time.time())
+    payload = {**claims, "iat": now, "exp": now + settings.MCP_USER_ASSERTION_SECONDS}
+    return jwt.encode(payload, assertion_key(), algorithm="HS256")
+
+
+def assertion_key() -> str:
+    """The key user assertions are signed with (MCP_USER_ASSERTION_KEY, else SECRET_KEY)."""
+    return settings.MCP_USER_ASSERTION_KEY or settings.SECRET_KEY
