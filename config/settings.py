@@ -385,10 +385,11 @@ MCP_STDIO_COMMANDS = {
     "finance-demo": [sys.executable, "-m", "agents.mcp.demo_finance"],
     **env.json("MCP_STDIO_COMMANDS", default={}),
 }
-MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=10.0)  # seconds, a server's default
-MCP_CALL_TIMEOUT = env.float(
-    "MCP_CALL_TIMEOUT", default=30.0
-)  # seconds per call, a server's default
+# A new server's timeouts, in seconds: to connect, and for one call (each server sets its own).
+MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=10.0)
+MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=30.0)
+# What the model and the page read of one call's result, in characters (a note says what was cut).
+MCP_RESULT_MAX_CHARS = env.int("MCP_RESULT_MAX_CHARS", default=12_000)
 # A per-user server receives the end user as a signed assertion (a JWT, HS256) in this header,
 # signed with MCP_USER_ASSERTION_KEY (default: SECRET_KEY) and valid this many seconds.
 MCP_USER_ASSERTION_HEADER = env("MCP_USER_ASSERTION_HEADER", default="X-Platform-User-Assertion")

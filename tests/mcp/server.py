@@ -13,6 +13,7 @@ import os
 import time
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 INJECTION = (
@@ -110,7 +111,7 @@ def _troubles(server: MCPServer) -> None:
     @server.tool(annotations=read_only)
     def fail() -> str:
         """Answers an error result."""
-        raise ValueError("the ledger is locked for closing")
+        raise ToolError("the ledger is locked for closing")
 
     @server.tool(annotations=read_only)
     async def slow(steps: int, ctx: Context) -> str:
@@ -123,7 +124,7 @@ def _troubles(server: MCPServer) -> None:
     @server.tool(annotations=read_only)
     def whoami(ctx: Context) -> str:
         """The user assertion header this call carried ("" over stdio or when none)."""
-        headers = ctx.request_context.headers or {}
+        headers = ctx.headers or {}
         return headers.get("x-platform-user-assertion", "")
 
 
