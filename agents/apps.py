@@ -13,7 +13,7 @@ class AgentsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from agents.tools import builtin  # noqa: F401  (registers tools)
+        from agents.tools import builtin, mail, web  # noqa: F401  (registers tools)
 
         # The openai SDK is imported where it is used (0.9 s). When agents default to an
         # OpenAI-compatible server, import it now, so the first turn does not pay for it.

@@ -23,3 +23,17 @@ def calculate_args(text: str) -> dict[str, Any] | None:
         return None
     expression = match.group(0).replace("×", "*").replace("÷", "/").strip()
     return {"expression": expression}
+
+
+# A URL as people paste it: up to a space, a quote or a bracket; closing punctuation is not part.
+_URL = re.compile(r"https?://[^\s<>\"'()\[\]{}（）「」《》]+", re.IGNORECASE)
+_URL_TAIL = ".,;:!?。，；：！？、"
+
+
+def url_args(text: str) -> dict[str, Any] | None:
+    """The first http(s) URL in the text (a URL in the user's words: read that page)."""
+    match = _URL.search(text)
+    if not match:
+        return None
+    url = match.group(0).rstrip(_URL_TAIL)
+    return {"url": url} if url.partition("://")[2] else None

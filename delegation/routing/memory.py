@@ -68,6 +68,8 @@ def _remembered(data: dict[str, Any], run: Run, mode: str) -> dict[str, Any]:
         data["interested_topics"] = _recent_unique([t[:MAX_TEXT] for t in topics], MAX_TOPICS)
         docs = [*data.get("visited_docs", [])]
         for citation in run.citations or []:
+            if citation.get("document_id") is None:  # a web page: not a document to revisit
+                continue
             docs.append(
                 {"document_id": citation["document_id"], "title": citation["title"][:MAX_TEXT]}
             )

@@ -13,8 +13,9 @@ from delegation.routing.selectors import mode_of
 from delegation.steps.citations import KNOWLEDGE_TOOLS
 
 CITE_RULE = (
-    "When you use passages or documents from kb_search or kb_documents, cite each one right "
-    "after the sentence that uses it with its ref number in square brackets, like [1]."
+    "When you use passages or documents from kb_search or kb_documents, or pages from "
+    "web_fetch, cite each one right after the sentence that uses it with its ref number in "
+    "square brackets, like [1]."
 )
 STRICT_RULE = (
     "Answer ONLY from the passages your knowledge tools return, citing every factual sentence. "

@@ -2,7 +2,7 @@
 // dialog a chip opens (the passage's title, headings, date and quote, with the words the answer
 // used from it highlighted). Chips and markers come from `citations` of message.completed and
 // of stored messages: [{ref, document_id, title, version, chunk_id, heading_path,
-// effective_date, quote}].
+// effective_date, quote}], or for a web page {ref, url, title, quote}.
 
 import { gettext, interpolate } from "./i18n.js";
 
@@ -158,7 +158,8 @@ export class PassageDialog {
     d.querySelector("[data-ref]").textContent = interpolate(gettext("Source %(ref)s"), {
       ref: citation.ref,
     });
-    const where = (citation.heading_path || []).join(" › ");
+    // A web page (web_fetch) is where its address says; a document, its headings.
+    const where = citation.url || (citation.heading_path || []).join(" › ");
     d.querySelector("[data-where]").textContent = where;
     d.querySelector("[data-where]").hidden = !where;
     const facts = [];
@@ -169,7 +170,7 @@ export class PassageDialog {
       facts.push(interpolate(gettext("version %(version)s"), { version: citation.version }));
     }
     d.querySelector("[data-meta]").textContent = facts.join(" · ");
-    const whole = citation.chunk_id === null || citation.chunk_id === undefined;
+    const whole = !citation.url && (citation.chunk_id === null || citation.chunk_id === undefined);
     d.querySelector("[data-whole]").hidden = !whole;
     const quote = d.querySelector("[data-quote]");
     quote.hidden = whole && citation.quote === citation.title;

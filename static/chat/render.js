@@ -62,11 +62,51 @@ function shortResult(tool) {
   if (result !== null && typeof result === "object" && !Array.isArray(result)) {
     // Planner and knowledge tools say what they did in `message`: the chip reads as a sentence.
     if (typeof result.message === "string" && result.message) return compact(result.message, 120);
+    // An open_url offer reads as its label; the link itself is shown below the chip.
+    if (typeof result.open_url?.label === "string") return compact(result.open_url.label, 120);
     for (const key of ["value", "answer", "text"]) {
       if (key in result && typeof result[key] !== "object") return compact(String(result[key]));
     }
   }
   return compact(result);
+}
+
+const WEB_SCHEMES = ["http:", "https:"];
+
+/** A link that opens a web page in a new tab, only when the user clicks it: no `opener` (the
+ * page cannot reach back into the chat) and no referrer. The text is set as text (escaped). */
+function webLink(className, url, text) {
+  const link = el("a", className, text);
+  link.href = url.href;
+  link.target = "_blank";
+  link.rel = "noopener noreferrer";
+  link.title = url.href;
+  return link;
+}
+
+/** An `open_url` call's suggestion, as a button-styled link under the tool chip. */
+function paintOpenUrl(node, tool) {
+  node.openLink?.remove();
+  node.openLink = null;
+  const offer = tool.name === "open_url" && tool.ok ? tool.result?.open_url : null;
+  const url = offer ? safeUrl(offer.url, WEB_SCHEMES) : null;
+  if (!url) return;
+  const label = typeof offer.label === "string" && offer.label.trim() ? offer.label : url.host;
+  node.openLink = webLink("open-url", url, label);
+  node.el.append(node.openLink);
+}
+
+/** A cited web page (a citation with a `url`) gets a link to the page beside its chip. */
+function linkWebSources(node) {
+  for (const item of node.citeList?.children || []) {
+    const ref = item.querySelector(".cite-chip")?.dataset.ref;
+    const citation = (node.citations || []).find((c) => String(c.ref) === ref);
+    const url = citation?.url ? safeUrl(citation.url, WEB_SCHEMES) : null;
+    if (!url) continue;
+    const link = webLink("cite-link", url, url.host);
+    link.setAttribute("aria-label", interpolate(gettext("Open %(host)s"), { host: url.host }));
+    item.append(link);
+  }
 }
 
 function pretty(value) {
@@ -464,6 +504,7 @@ export class Transcript {
       node.body.append(node.stopped);
     }
     renderCitations(node);
+    linkWebSources(node);
     paintFooter(node, { retry: node === this.retryNode });
   }
 
@@ -618,6 +659,7 @@ export class Transcript {
     node.detail.replaceChildren(...parts);
     setOpen(node, this.userToggled.get(id) ?? false);
     paintHumanWait(node, t); // a call waiting for a person (static/chat/humans.js)
+    paintOpenUrl(node, t);
     return node;
   }
 
