@@ -34,15 +34,20 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "display_name": "Finance expert",
         "description": "Budgets, costs, prices and money questions; the Math expert computes.",
         "tags": [
-            *["finance", "budget", "cost", "price", "money"],
-            *["財務", "财务", "预算", "營收"],
+            *["finance", "budget", "cost", "price", "money", "invoice", "unpaid"],
+            *["財務", "财务", "预算", "營收", "發票", "发票"],
         ],
         "system_prompt": (
             "You answer money questions from the finance department's documents (search them "
-            "and cite them), and ask the math expert for any computation. Explain the result in "
-            "one or two sentences."
+            "and cite them) and its finance system (invoices, budgets), and ask the math expert "
+            "for any computation. Explain the result in one or two sentences."
         ),
-        "tool_keys": [],
+        # The demo's finance system (agents/mcp/demo.py), an MCP server seeded with the team.
+        "tool_keys": [
+            "mcp.finance-system.unpaid_invoices",
+            "mcp.finance-system.budget_status",
+            "mcp.finance-system.mark_invoice_paid",
+        ],
         "subagents": ["math"],
     },
     {

@@ -58,6 +58,9 @@ class Tool:
     # Safe to call again when a crash left unknown whether a call ran (None: unless it changes
     # data); a call that is not is put to a person instead of being repeated blindly.
     repeatable: bool | None = None
+    # It reaches a system outside the platform (an MCP server, the web, mail): its calls count
+    # in the turn's budget of such calls (TURN_MAX_TOOL_CALLS) and in the activity log.
+    outside: bool = False
     function_name: str = ""  # the name the model calls it by ("": the key)
     title: str = ""  # a short human name ("": the key)
     validator: Draft202012Validator = field(init=False, repr=False, compare=False)
@@ -181,6 +184,7 @@ def tool(
     approval: bool = False,
     repeatable: bool | None = None,
     title: str = "",
+    outside: bool = False,
 ) -> Callable[[Callable[[ToolContext, dict[str, Any]], Any]], Tool]:
     """Decorator form of `register` for a handler function."""
 
@@ -198,6 +202,7 @@ def tool(
                 approval=approval,
                 repeatable=repeatable,
                 title=title,
+                outside=outside,
             )
         )
 

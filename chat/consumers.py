@@ -379,7 +379,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     # One handler per event type the group carries (Channels maps "message.delta" to message_delta).
     message_created = message_started = message_delta = message_completed = relay
-    tool_called = tool_result = delegation_started = delegation_completed = relay
+    tool_called = tool_result = tool_progress = delegation_started = delegation_completed = relay
     run_completed = reminder_due = error = session_snapshot = session_history = relay
     routing_decided = relay
     run_waiting = run_resumed = message_assessed = inbox_new_item = inbox_item_decided = relay

@@ -26,6 +26,7 @@ EVENT_TYPES = frozenset(
         "message.completed",
         "tool.called",
         "tool.result",
+        "tool.progress",
         "delegation.started",
         "delegation.completed",
         "run.completed",

@@ -102,6 +102,7 @@ ERROR_CODES: dict[str, str] = {
     "tool_timeout": "Tool result: an outside tool (MCP) did not answer within its timeout.",
     "tool_unavailable": "Tool result: an outside tool's server is unreachable or stopped.",
     "tool_not_repeated": "Tool result: a call that may have run was not made again.",
+    "tool_budget": "Tool result: the turn made every outside tool call TURN_MAX_TOOL_CALLS allows.",
     "mcp_unavailable": "The MCP server could not be reached or answered with an error.",
     "mcp_server_not_found": "No such MCP server.",
     "mcp_sync_not_found": "No such sync of this MCP server.",
@@ -120,6 +121,8 @@ NOT_FOUND_MESSAGES: dict[str, str] = {
     "document": gettext_noop("No such document."),
     "inbox_item": gettext_noop("No such inbox item."),
     "review": gettext_noop("No such review."),
+    "mcp_server": gettext_noop("No such MCP server."),
+    "mcp_sync": gettext_noop("No such MCP sync."),
 }
 
 logger = logging.getLogger(__name__)

@@ -324,6 +324,8 @@ DELEGATION_MAX_DEPTH = env.int("DELEGATION_MAX_DEPTH", default=2)  # global cap 
 TURN_MAX_DELEGATIONS = env.int("TURN_MAX_DELEGATIONS", default=8)
 TURN_MAX_MODEL_CALLS = env.int("TURN_MAX_MODEL_CALLS", default=30)
 TURN_MAX_TOKENS = env.int("TURN_MAX_TOKENS", default=200_000)
+# Calls of tools that reach outside the platform (MCP servers, the web, mail) in one turn.
+TURN_MAX_TOOL_CALLS = env.int("TURN_MAX_TOOL_CALLS", default=40)
 CHILD_DEADLINE_SECONDS = env.int("CHILD_DEADLINE_SECONDS", default=300)  # and never past the root's
 # Workers renew a run's lease every third of this; a dead worker's run is taken over after it.
 RUN_LEASE_SECONDS = env.int("RUN_LEASE_SECONDS", default=30)

@@ -100,6 +100,9 @@ class Run(models.Model):
     budget = models.JSONField(default=dict, blank=True)
     tree_model_calls = models.PositiveIntegerField(default=0)
     tree_delegations = models.PositiveIntegerField(default=0)
+    # Calls of tools outside the platform (a database default too: a worker of the release
+    # before this one inserts runs without naming it while a deploy rolls).
+    tree_tool_calls = models.PositiveIntegerField(default=0, db_default=0)
     # Answers checked in the tree (delegation.humans.validation): the turn's answer is rated
     # from their checks, read only when there are some.
     tree_checks = models.PositiveIntegerField(default=0)

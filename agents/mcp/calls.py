@@ -50,7 +50,12 @@ def _as_data(
     """The result as the model and the page read it: its source, then its data, bounded."""
     limit = settings.MCP_RESULT_MAX_CHARS
     data: dict[str, Any] = {
-        "source": {"kind": "mcp", "server": row.server.name, "tool": row.name},
+        "source": {
+            "kind": "mcp",
+            "server": row.server.name,
+            "tool": row.name,
+            "server_names": {"": row.server.display_name, **(row.server.display_names or {})},
+        },
         "note": DATA_NOTE,
     }
     if structured is not None:
@@ -82,7 +87,8 @@ def _content(blocks: list[Any]) -> tuple[str, list[dict[str, Any]]]:
         elif kind == "resource_link":
             extras.append({"type": "resource_link", "uri": str(block.uri), "name": block.name})
         elif kind in ("image", "audio"):
-            extras.append({"type": kind, "mime_type": block.mime_type, "chars": len(block.data)})
+            size = str(len(block.data))  # base64 characters: not sent on to the model
+            extras.append({"type": kind, "mime_type": block.mime_type, "size": size})
     return "\n\n".join(texts), extras
 
 

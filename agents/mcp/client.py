@@ -88,19 +88,20 @@ def tool_call(
 ) -> CallToolResult:
     """Call one tool; progress notifications reach `progress` on the calling thread."""
     notes: queue.SimpleQueue[tuple[float, float | None, str | None]] = queue.SimpleQueue()
+    listener = progress
+
+    async def noted(progress: float, total: float | None, message: str | None) -> None:
+        notes.put((progress, total, message))
 
     async def call(client: Client) -> CallToolResult:
-        async def noted(value: float, total: float | None, message: str | None) -> None:
-            notes.put((value, total, message))
-
         return await client.call_tool(
             name,
             arguments,
             read_timeout_seconds=timeout,
-            progress_callback=noted if progress is not None else None,
+            progress_callback=noted if listener is not None else None,
         )
 
-    return _POOL.use(target, call, timeout=timeout, notes=notes, progress=progress)
+    return _POOL.use(target, call, timeout=timeout, notes=notes, progress=listener)
 
 
 def sessions_close() -> None:

@@ -57,7 +57,7 @@ def _line(invoice: dict[str, Any]) -> str:
 
 @server.tool(
     title="未付發票 Unpaid invoices",
-    annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True),
+    annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True),
 )
 def unpaid_invoices() -> dict[str, Any]:
     """List the invoices not yet paid (未付款、沒付、還沒付的發票 / unpaid, outstanding invoices),
@@ -72,7 +72,7 @@ def unpaid_invoices() -> dict[str, Any]:
 
 @server.tool(
     title="部門預算 Department budget",
-    annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True),
+    annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True),
 )
 def budget_status(department: str = "finance") -> dict[str, Any]:
     """A department's budget, spending and what is left (部門預算、剩餘預算 / budget left).
@@ -86,7 +86,7 @@ def budget_status(department: str = "finance") -> dict[str, Any]:
 
 @server.tool(
     title="標記已付 Mark an invoice paid",
-    annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True),
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
 )
 def mark_invoice_paid(number: str) -> str:
     """Mark an invoice as paid (標記發票已付款). Changes the finance system."""

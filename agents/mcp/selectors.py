@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from agents.mcp.models import McpServer, McpSync
-from config.errors import AppError
+from config.errors import NotFound
 
 
 def access_server(name: str) -> McpServer:
     """The server with this name (staff endpoints only call this), or mcp_server_not_found."""
     server = McpServer.objects.filter(name=name).first()
     if server is None:
-        raise AppError("mcp_server_not_found", "No such MCP server.", status=404)
+        raise NotFound("mcp_server")
     return server
 
 
@@ -18,5 +18,5 @@ def access_sync(server: McpServer, sync_id: int) -> McpSync:
     """One sync of the server, or mcp_sync_not_found."""
     sync = server.syncs.filter(pk=sync_id).first()
     if sync is None:
-        raise AppError("mcp_sync_not_found", "No such sync of this MCP server.", status=404)
+        raise NotFound("mcp_sync")
     return sync

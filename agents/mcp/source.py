@@ -84,6 +84,7 @@ def _tool_of(row: McpTool) -> Tool:
         side_effect=not read_only,
         approval=row.needs_approval,
         repeatable=safe_to_repeat(row.annotations),
+        outside=True,
         function_name=row.function_name,
         title=row.title or row.name,
     )

@@ -69,7 +69,9 @@ def _calls(request: ModelRequest, text: str) -> list[tuple[str, dict[str, Any]]]
     if not calls:
         calls = _plan_step(text, offered.get("delegate"), 0)
     if not calls:
-        picked = _pick_tool(text, set(offered)) or _pick_described(text, request.tools)
+        # An outside tool that fits the words before the built-in rules (whose knowledge search
+        # takes any question).
+        picked = _pick_described(text, request.tools) or _pick_tool(text, set(offered))
         calls = [picked] if picked else []
     return calls
 
@@ -394,8 +396,10 @@ def _describe_outside(result: dict[str, Any]) -> str:
     said = structured.get("summary") if isinstance(structured, dict) else None
     if not isinstance(said, str):
         said = result.get("text") or json.dumps(structured, ensure_ascii=False)[:500]
+    names = result["source"].get("server_names") or {}
+    system = names.get((translation.get_language() or "").lower()) or names.get("")
     return _("%(system)s answered: %(said)s") % {
-        "system": result["source"].get("server", "?"),
+        "system": system or result["source"].get("server", "?"),
         "said": said.strip()[:1500],
     }
 

@@ -184,6 +184,7 @@ class ActivityKind(models.TextChoices):
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL_DECIDED = "approval_decided"
     TOOL_EXECUTED = "tool_executed"
+    TOOL_CALLED = "tool_called"  # a tool outside the platform (MCP, the web, mail) was called
     WAIT_EXPIRED = "wait_expired"
     WAIT_CANCELLED = "wait_cancelled"
     WAIT_CYCLE = "wait_cycle"

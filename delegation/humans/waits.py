@@ -291,7 +291,7 @@ def outcome_content(item: InboxItem) -> str:
     )
     if item.reason == MAY_HAVE_RUN and item.status == ItemStatus.REJECTED:
         code = "tool_not_repeated"
-        messages[item.status] = _(
+        messages[ItemStatus.REJECTED] = _(
             "%(who)s chose not to run it again; it may have run once before its worker stopped."
         ) % {"who": who or _("A staff member")}
     body = {"ok": False, "error": {"code": code, "message": messages[item.status]}}

@@ -35,6 +35,7 @@ def budget_initial() -> dict[str, int]:
         "max_delegations": settings.TURN_MAX_DELEGATIONS,
         "max_model_calls": settings.TURN_MAX_MODEL_CALLS,
         "max_tokens": settings.TURN_MAX_TOKENS,
+        "max_tool_calls": settings.TURN_MAX_TOOL_CALLS,
     }
 
 

@@ -15,7 +15,7 @@ from delegation.routing.memory import memory_context
 from delegation.routing.modes import mode_rule
 from delegation.routing.selectors import mode_of, run_policy
 from delegation.runs.per_run import per_run
-from delegation.steps.citations import KNOWLEDGE_TOOLS
+from delegation.steps.citations import CITED_TOOLS
 from delegation.steps.strict import CITE_RULE, STRICT_RULE
 from delegation.tree.delegate_tool import delegate_tool_schema
 from delegation.tree.guards import delegation_targets, experts_out_of_reach
@@ -72,7 +72,7 @@ def model_messages(run: Run) -> list[dict[str, Any]]:
         ).strip()
     config = run.agent_config
     rules = [mode_rule(mode_of(run))]
-    if KNOWLEDGE_TOOLS & set(config["tool_keys"]) or config.get("allowed_subagents"):
+    if CITED_TOOLS & set(config["tool_keys"]) or config.get("allowed_subagents"):
         rules.append(CITE_RULE)
     if config.get("answer_from_knowledge_only"):
         rules.append(STRICT_RULE)

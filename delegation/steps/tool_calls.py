@@ -4,36 +4,27 @@ is saved before the next call, so a crash never runs a finished call again."""
 from __future__ import annotations
 
 import json
-import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.translation import gettext as _
-
-from agents.registry import Tool, ToolContext, ToolResult, execute
-from chat.models import ChatMessage, MessageRole, MessageStatus
-from chat.services import message_upsert
+from agents.registry import Tool
 from config.db.prepared import PreparedLookup
 from delegation.models import Run, RunStatus
 from delegation.runs.claim import HandOver
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.hooks import HOOKS
-from delegation.runs.transcript import DELEGATE, arguments_shown
+from delegation.runs.transcript import DELEGATE
 from delegation.runs.waits import run_wait_or_continue
 from delegation.runs.writes import run_save_progress, run_wait
 from delegation.steps.citations import (
-    KNOWLEDGE_TOOLS,
     references_from_child,
-    references_number,
     renumber,
 )
+from delegation.steps.tool_run import attempt_started, tool_run
 from delegation.tree.ask import delegation_begin
 from delegation.tree.report import delegation_result
-
-PROGRESS_EVERY_SECONDS = 0.25
-PROGRESS_NOTE_CHARS = 200
 
 
 def message_id_for(run: Run, kind: str, step: int, index: int = 0) -> uuid.UUID:
@@ -117,7 +108,7 @@ def _call(calls: Calls, call: dict[str, Any], message_id: uuid.UUID) -> str | No
         once and attempt_started(message_id)
     ):
         return HOOKS.person_call(run, emitter, call, message_id, tools)
-    return _tool(run, emitter, call, message_id, tools, mark_attempt=once)
+    return tool_run(run, emitter, call, message_id, tools, mark_attempt=once)
 
 
 def delegations_start(calls: Calls) -> bool:
@@ -188,109 +179,10 @@ def _child_result(run: Run, child: Run) -> str:
     body["result"]["answer"] = renumber(body["result"]["answer"], mapping)
     body["result"]["citations"] = [
         {"ref": mapping[c["ref"]], "title": c["title"], "quote": c["quote"]}
+        | ({"url": c["url"]} if c.get("url") else {})
         for c in child.citations
     ]
     return json.dumps(body, ensure_ascii=False)
-
-
-def attempt_started(message_id: uuid.UUID) -> bool:
-    """Whether a call's tool message exists without its result: the call was started (or a
-    person asked about it) and may have run."""
-    return (
-        ChatMessage.objects.filter(pk=message_id).exclude(status=MessageStatus.COMPLETED).exists()
-    )
-
-
-def _tool(
-    run: Run,
-    emitter: RunEmitter,
-    call: dict[str, Any],
-    message_id: uuid.UUID,
-    tools: dict[str, Tool],
-    *,
-    mark_attempt: bool,
-) -> str:
-    """Run one ordinary tool call and report it; the result content for the model. A call not
-    safe to repeat (`mark_attempt`) leaves its message, saved, before it runs: a crash during
-    it is then known on resume."""
-    name, raw = call["function"]["name"], call["function"]["arguments"]
-    shown_arguments = arguments_shown(raw)
-    shown = {"call_id": call["id"], "name": name, "arguments": shown_arguments}
-    if mark_attempt:
-        message_upsert(
-            message_id=message_id,
-            session_id=run.session_id,
-            role=MessageRole.TOOL,
-            run_id=run.id,
-            agent=emitter.tag,
-            status=MessageStatus.STREAMING,
-            tool=shown,
-        )
-    emitter.emit("tool.called", message_id, **shown)
-    registered = tools.get(name)
-    if registered is None:
-        result = ToolResult(
-            False,
-            error_code="unknown_tool",
-            error=_("There is no tool named %(name)s available to you. Available: %(tools)s.")
-            % {"name": repr(name), "tools": ", ".join(sorted(tools)) or _("none")},
-        )
-    else:
-        context = ToolContext(
-            user=run.user,
-            session=run.session,
-            run=run,
-            agent=run.agent,
-            call_id=call["id"],
-            progress=tool_progress(emitter, message_id, call["id"], name),
-        )
-        result = execute(registered, context, raw)
-        if result.ok and name in KNOWLEDGE_TOOLS and isinstance(result.data, dict):
-            result = ToolResult(True, data=references_number(run, result.data))
-    outcome, content = result.rendered()  # what people see is bounded as the model's copy is
-    message_upsert(
-        message_id=message_id,
-        session_id=run.session_id,
-        role=MessageRole.TOOL,
-        run_id=run.id,
-        agent=emitter.tag,
-        status=MessageStatus.COMPLETED,
-        tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
-    )
-    emitter.emit(
-        "tool.result",
-        message_id,
-        call_id=call["id"],
-        name=name,
-        arguments=shown_arguments,
-        **outcome,
-    )
-    return content
-
-
-def tool_progress(
-    emitter: RunEmitter, message_id: uuid.UUID, call_id: str, name: str
-) -> Callable[[float, float | None, str | None], None]:
-    """What a long tool call reports its progress to: `tool.progress` events, at most one per
-    PROGRESS_EVERY_SECONDS (the last step always shows)."""
-    last = [0.0]
-
-    def report(value: float, total: float | None, note: str | None) -> None:
-        now = time.monotonic()
-        if now - last[0] < PROGRESS_EVERY_SECONDS and (total is None or value < total):
-            return
-        last[0] = now
-        emitter.emit(
-            "tool.progress",
-            message_id,
-            call_id=call_id,
-            name=name,
-            progress=value,
-            total=total,
-            message=(note or "")[:PROGRESS_NOTE_CHARS],
-        )
-
-    return report
 
 
 def save_progress(run: Run, emitter: RunEmitter) -> None:

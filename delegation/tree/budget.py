@@ -7,6 +7,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import F, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
@@ -101,6 +102,16 @@ def budget_take_model_call(*, root: Run) -> BudgetState | None:
         return None
     made, used_tokens, delegated = row
     return _left(root, calls=made - 1, tokens=used_tokens, delegations=delegated)
+
+
+def budget_take_tool_call(*, root: Run) -> bool:
+    """Take one call of an outside tool (MCP, the web, mail) from the turn of `root`, in one
+    statement; False when the turn has made all it may."""
+    limit = (root.budget or {}).get("max_tool_calls", settings.TURN_MAX_TOOL_CALLS)
+    taken = Run.objects.filter(pk=root.pk, tree_tool_calls__lt=limit).update(
+        tree_tool_calls=F("tree_tool_calls") + 1
+    )
+    return taken == 1
 
 
 def budget_take_delegation(

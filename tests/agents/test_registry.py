@@ -90,7 +90,7 @@ def test_a_builtin_key_cannot_be_taken_over():
     assert registry.get_tool("calculate") is builtin
 
 
-def test_registered_tool_is_listed_and_offered_in_openai_format(register_test_tool):
+def test_registered_tool_is_listed_and_offered_in_openai_format(register_test_tool, db):
     registered = register_test_tool("test_listed")
 
     assert registered in registry.all_tools()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.db import connection
 
 from delegation.models import Run
 from delegation.tree.budget import (
@@ -112,20 +111,3 @@ def test_a_delegation_needs_the_calls_it_takes(user):
     # A fallback attempt (its caller's next taken with the delegation it replaces): room.
     assert budget_take_delegation(caller=caller, root=root, callers_next=False) == 1
     assert Run.objects.get(pk=root.pk).tree_model_calls == 5
-
-
-def test_the_old_token_counter_s_column_stays_writable_while_a_deploy_rolls(user):
-    """Workers of the release before this one still add to `tree_tokens` (its column stays for
-    one release, with a default in the database); this release's runs never name it."""
-    root = new_run(user)  # (inserted without the column: its database default)
-    table, column = Run._meta.db_table, connection.ops.quote_name("tree_tokens")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET {column} = {column} + 18 WHERE id = %s",
-            [Run._meta.pk.get_db_prep_value(root.pk, connection)],
-        )
-        cursor.execute(
-            f"SELECT {column} FROM {table} WHERE id = %s",
-            [Run._meta.pk.get_db_prep_value(root.pk, connection)],
-        )
-        assert cursor.fetchone() == (18,)

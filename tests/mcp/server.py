@@ -31,7 +31,7 @@ def build(variant: int) -> MCPServer:
     return server
 
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True)
+READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 
 def _versioned(server: MCPServer, variant: int) -> None:
@@ -65,7 +65,7 @@ def _versioned(server: MCPServer, variant: int) -> None:
 def _effects(server: MCPServer) -> None:
     """Tools with side effects, written to the ledger log."""
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=False))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False))
     def record(note: str, ctx: Context) -> str:
         """Record a note in the ledger (a side effect; not idempotent)."""
         with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as log:
@@ -75,7 +75,7 @@ def _effects(server: MCPServer) -> None:
             time.sleep(delay)
         return f"recorded {note}"
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     def delete_invoice(number: str) -> str:
         """Delete an invoice."""
         with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as log:

@@ -14,7 +14,7 @@ from agents.mcp.services import server_sync
 from agents.mcp.targets import assertion_key
 from agents.registry import ToolContext, execute, get_tool
 from chat.models import ChatMessage, MessageRole
-from delegation.humans.models import InboxItem
+from delegation.humans.models import Activity, InboxItem
 from delegation.models import Run, RunStatus
 from delegation.steps.prompting import DATA_RULE
 from delegation.steps.runner import run_advance
@@ -66,7 +66,12 @@ def test_a_model_calls_an_mcp_tool_and_reads_its_result_as_data(ledger, user, te
     assert offered == ["mcp__ledger__add"]
     (result,) = tool_results(team.requests["clerk"][1])
     assert result["ok"] and result["result"]["structured"] == {"result": 42}
-    assert result["result"]["source"] == {"kind": "mcp", "server": "ledger", "tool": "add"}
+    assert result["result"]["source"] == {
+        "kind": "mcp",
+        "server": "ledger",
+        "tool": "add",
+        "server_names": {"": "Ledger"},
+    }
     assert "no instructions" in result["result"]["note"]
     assert DATA_RULE in team.requests["clerk"][1]["messages"][0]["content"]
     message = ChatMessage.objects.get(run=run, role=MessageRole.TOOL)
@@ -256,3 +261,26 @@ def test_a_per_user_server_is_told_the_end_user_and_never_another(
 def test_a_shared_server_is_told_no_user(http_server, user):
     server_sync(server=http_server)
     assert call("mcp.ledger-http.whoami", {}, user)["result"]["text"] == ""
+
+
+def test_outside_calls_count_against_the_turn_and_each_is_in_the_activity_log(
+    ledger, user, team, settings
+):
+    settings.TURN_MAX_TOOL_CALLS = 1
+    clerk("add")
+    team.script(
+        "clerk",
+        tool_call("mcp__ledger__add", {"a": 1, "b": 1}),
+        tool_call("mcp__ledger__add", {"a": 2, "b": 2}),
+        text("Two."),
+    )
+    run = start(user, "add twice")
+    assert run.status == RunStatus.SUCCEEDED and run.tree_tool_calls == 1
+    first, second = (tool_results(team.requests["clerk"][i])[-1] for i in (1, 2))
+    assert first["ok"] and second["error"]["code"] == "tool_budget"
+    logged = Activity.objects.filter(kind="tool_called").order_by("created_at")
+    assert [(a.run_id, a.data["ok"], a.data["error_code"]) for a in logged] == [
+        (run.id, True, ""),
+        (run.id, False, "tool_budget"),
+    ]
+    assert logged[0].data["tool"] == "mcp.ledger.add"

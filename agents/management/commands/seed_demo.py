@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.demo import seed_demo_agents
 from agents.knowledge.demo import knowledge_seed_demo
+from agents.mcp.demo import mcp_seed_demo
 from agents.models import Agent
 from delegation.evals.demo import evals_seed_demo
 from delegation.routing.models import RoutingPolicy
@@ -33,6 +34,10 @@ class Command(BaseCommand):
             raise CommandError("--users creates known passwords; it runs only with DEBUG on.")
         created = seed_demo_agents()
         self.stdout.write(f"Demo agents created: {', '.join(created) or 'none (already there)'}")
+        server = mcp_seed_demo()
+        if server is not None:
+            tools = server.tools.count()
+            self.stdout.write(f"Demo MCP server: {server.name} ({tools} tools, over stdio)")
         if options["users"]:
             for username, password, staff in DEMO_USERS:
                 user_model = get_user_model()

@@ -1,0 +1,152 @@
+"""Running one ordinary tool call (not a delegation, not waiting for a person): its attempt
+mark, its progress events, the turn's budget of outside calls, and its result message."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from agents.registry import Tool, ToolContext, ToolResult, execute
+from chat.models import ChatMessage, MessageRole, MessageStatus
+from chat.services import message_upsert
+from delegation.models import Run
+from delegation.runs.emitter import RunEmitter
+from delegation.runs.hooks import HOOKS
+from delegation.runs.transcript import arguments_shown
+from delegation.steps.citations import CITED_TOOLS, references_number
+from delegation.tree.budget import budget_take_tool_call
+
+PROGRESS_EVERY_SECONDS = 0.25
+PROGRESS_NOTE_CHARS = 200
+
+
+def attempt_started(message_id: uuid.UUID) -> bool:
+    """Whether a call's tool message exists without its result: the call was started (or a
+    person asked about it) and may have run."""
+    return (
+        ChatMessage.objects.filter(pk=message_id).exclude(status=MessageStatus.COMPLETED).exists()
+    )
+
+
+def tool_run(
+    run: Run,
+    emitter: RunEmitter,
+    call: dict[str, Any],
+    message_id: uuid.UUID,
+    tools: dict[str, Tool],
+    *,
+    mark_attempt: bool,
+) -> str:
+    """Run one ordinary tool call and report it; the result content for the model. A call not
+    safe to repeat (`mark_attempt`) leaves its message, saved, before it runs: a crash during
+    it is then known on resume."""
+    name, raw = call["function"]["name"], call["function"]["arguments"]
+    shown_arguments = arguments_shown(raw)
+    shown = {"call_id": call["id"], "name": name, "arguments": shown_arguments}
+    if mark_attempt:
+        message_upsert(
+            message_id=message_id,
+            session_id=run.session_id,
+            role=MessageRole.TOOL,
+            run_id=run.id,
+            agent=emitter.tag,
+            status=MessageStatus.STREAMING,
+            tool=shown,
+        )
+    emitter.emit("tool.called", message_id, **shown)
+    registered = tools.get(name)
+    if (
+        registered is not None
+        and registered.outside
+        and not budget_take_tool_call(root=run.root_or_self)
+    ):
+        result = ToolResult(
+            False,
+            error_code="tool_budget",
+            error=_(
+                "This turn has made all the calls of outside tools it may (%(limit)s); answer "
+                "with what you have."
+            )
+            % {"limit": (run.root_or_self.budget or {}).get("max_tool_calls", "?")},
+        )
+    elif registered is None:
+        result = ToolResult(
+            False,
+            error_code="unknown_tool",
+            error=_("There is no tool named %(name)s available to you. Available: %(tools)s.")
+            % {"name": repr(name), "tools": ", ".join(sorted(tools)) or _("none")},
+        )
+    else:
+        context = ToolContext(
+            user=run.user,
+            session=run.session,
+            run=run,
+            agent=run.agent,
+            call_id=call["id"],
+            progress=tool_progress(emitter, message_id, call["id"], name),
+        )
+        result = execute(registered, context, raw)
+        if result.ok and name in CITED_TOOLS and isinstance(result.data, dict):
+            result = ToolResult(True, data=references_number(run, result.data))
+    if registered is not None and registered.outside:
+        _log_outside_call(run, registered, result)
+    outcome, content = result.rendered()  # what people see is bounded as the model's copy is
+    message_upsert(
+        message_id=message_id,
+        session_id=run.session_id,
+        role=MessageRole.TOOL,
+        run_id=run.id,
+        agent=emitter.tag,
+        status=MessageStatus.COMPLETED,
+        tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
+    )
+    emitter.emit(
+        "tool.result",
+        message_id,
+        call_id=call["id"],
+        name=name,
+        arguments=shown_arguments,
+        **outcome,
+    )
+    return content
+
+
+def tool_progress(
+    emitter: RunEmitter, message_id: uuid.UUID, call_id: str, name: str
+) -> Callable[[float, float | None, str | None], None]:
+    """What a long tool call reports its progress to: `tool.progress` events, at most one per
+    PROGRESS_EVERY_SECONDS (the last step always shows)."""
+    last = [0.0]
+
+    def report(value: float, total: float | None, note: str | None) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_EVERY_SECONDS and (total is None or value < total):
+            return
+        last[0] = now
+        emitter.emit(
+            "tool.progress",
+            message_id,
+            call_id=call_id,
+            name=name,
+            progress=value,
+            total=total,
+            message=(note or "")[:PROGRESS_NOTE_CHARS],
+        )
+
+    return report
+
+
+def _log_outside_call(run: Run, registered: Tool, result: ToolResult) -> None:
+    """One activity row for a call that reached outside the platform (an audit of who asked
+    which system for what, and how it went)."""
+    outcome = "ok" if result.ok else f"{result.error_code}: {result.error[:200]}"
+    HOOKS.activity(
+        kind="tool_called",
+        run=run,
+        summary=f"{run.agent_config['display_name']} called {registered.key}: {outcome}",
+        data={"tool": registered.key, "ok": result.ok, "error_code": result.error_code},
+    )
