@@ -14,6 +14,7 @@ import pytest
 
 from agents.mcp.client import sessions_close
 from agents.mcp.models import McpServer
+from tests.e2e.conftest import flush_redis, workers  # noqa: F401  (real Celery workers)
 
 SERVER = [sys.executable, "-m", "tests.mcp.server"]
 

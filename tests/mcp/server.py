@@ -133,9 +133,11 @@ if __name__ == "__main__":
     parser.add_argument("--variant", type=int, default=1)
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--log", default="")  # where `record` writes (stdio gets no env of ours)
+    parser.add_argument("--record-delay", default="0")  # seconds `record` waits after writing
     options = parser.parse_args()
     if options.log:
         os.environ["MCP_TEST_LOG"] = options.log
+    os.environ["MCP_TEST_RECORD_DELAY"] = options.record_delay
     app = build(options.variant)
     if options.http:
         app.run("streamable-http", port=options.http)
