@@ -302,6 +302,7 @@ const handlers = {
   "message.completed": (ev) => transcript.completed(ev),
   "tool.called": (ev) => transcript.toolEvent(ev),
   "tool.result": (ev) => transcript.toolEvent(ev),
+  "tool.progress": (ev) => transcript.toolProgress(ev),
   "delegation.started": (ev) => transcript.delegationStarted(ev),
   "delegation.completed": (ev) => transcript.delegationCompleted(ev),
   "run.completed": (ev) => {

@@ -50,13 +50,23 @@ export function formatDuration(ms) {
   return `${minutes}m ${String(Math.floor(seconds % 60)).padStart(2, "0")}s`;
 }
 
+/** A running call's chip: "…", or how far it got ("step 2 of 3", or 2/3 with no note). */
+function progressText(progress) {
+  if (!progress) return "…";
+  if (typeof progress.message === "string" && progress.message) {
+    return `… ${compact(progress.message, 80)}`;
+  }
+  const of = typeof progress.total === "number" ? `/${progress.total}` : "";
+  return `… ${progress.progress}${of}`;
+}
+
 function compact(value, limit = 60) {
   const text = typeof value === "string" ? value : JSON.stringify(value ?? {});
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
 }
 
 function shortResult(tool) {
-  if (tool.ok === undefined || tool.ok === null) return "…";
+  if (tool.ok === undefined || tool.ok === null) return progressText(tool.progress);
   if (!tool.ok) return `⚠ ${compact(tool.error?.message || "failed", 80)}`;
   const result = tool.result;
   if (result !== null && typeof result === "object" && !Array.isArray(result)) {
@@ -309,6 +319,14 @@ export class Transcript {
 
   toolEvent(ev) {
     this.stick(() => this.tool(ev.message_id, ev.run_id, ev.agent, ev.data));
+  }
+
+  /** How far a long call got (an outside tool's progress), shown on its chip until it ends. */
+  toolProgress(ev) {
+    const node = this.nodes.get(ev.message_id);
+    if (!node || node.kind !== "tool" || node.el.dataset.status !== "running") return;
+    const { progress, total, message } = ev.data;
+    this.tool(ev.message_id, ev.run_id, ev.agent, { progress: { progress, total, message } });
   }
 
   delegationStarted(ev) {
