@@ -9,9 +9,10 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from agents.mcp.models import McpServer, McpSync, McpTool, SyncStatus, ToolStatus
 from agents.mcp.services import server_changed, server_sync, sync_accept, sync_dismiss
@@ -59,15 +60,13 @@ class McpToolInline(admin.TabularInline):
     model = McpTool
     extra = 0
     can_delete = False
-    fields = ["key_shown", "title", "status", "hints", "approval", "approval_now"]
-    readonly_fields = ["key_shown", "title", "status", "hints", "approval_now"]
+    # (Each row is headed by its tool key, the row's name.)
+    fields = ["title", "status", "hints", "approval", "approval_now"]
+    readonly_fields = ["title", "status", "hints", "approval_now"]
+    verbose_name = "tool (approval: by its annotations, a tool not read-only waits for staff)"
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-    @admin.display(description="Tool key")
-    def key_shown(self, tool: McpTool) -> str:
-        return tool.key
 
     @admin.display(description="Annotations")
     def hints(self, tool: McpTool) -> str:
@@ -141,11 +140,11 @@ def changes_html(sync: McpSync) -> SafeString:
     rows = [
         ("Added", t["name"], t.get("description", "")[:120]) for t in sync.changes.get("added", [])
     ]
-    rows += [("Removed", t["name"], "") for t in sync.changes.get("removed", [])]
+    rows += [("Removed", t["name"], "no longer listed") for t in sync.changes.get("removed", [])]
     rows += [("Changed", c["name"], ", ".join(c["parts"])) for c in sync.changes.get("changed", [])]
     if not rows:
         return format_html("{}", "No changes.")
-    return format_html("<ul>{}</ul>", format_html_join("", "<li><b>{}</b> {}: {}</li>", rows))
+    return format_html_join(mark_safe("<br>"), "<b>{}</b> {}: {}", rows)
 
 
 @admin.register(McpSync)
@@ -167,8 +166,25 @@ class McpSyncAdmin(admin.ModelAdmin):
     exclude = ["listing", "changes"]
     actions = ["accept", "dismiss"]
 
+    class Media:
+        css = {"all": ["mcp/admin.css"]}
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def save_model(self, request: HttpRequest, obj: McpSync, form: Any, change: bool) -> None:
+        """Nothing of a sync is edited; its page's buttons accept or dismiss it."""
+
+    def response_change(self, request: HttpRequest, obj: McpSync) -> HttpResponse:
+        """The page's Accept and Dismiss buttons."""
+        for button, decide, done in (
+            ("_accept", sync_accept, "accepted"),
+            ("_dismiss", sync_dismiss, "dismissed"),
+        ):
+            if button in request.POST:
+                self._decide(request, McpSync.objects.filter(pk=obj.pk), decide, done)
+                return redirect("admin:mcp_mcpserver_change", obj.server_id)
+        return super().response_change(request, obj)
 
     @admin.display(description="Changes")
     def summary(self, sync: McpSync) -> SafeString:
@@ -177,9 +193,12 @@ class McpSyncAdmin(admin.ModelAdmin):
     @admin.display(description="Before and after")
     def diff(self, sync: McpSync) -> SafeString:
         changed = sync.changes.get("changed", [])
+        if not changed:
+            return format_html("{}", "—")
         return format_html_join(
             "",
-            "<h4>{}</h4><pre>{}</pre><pre>{}</pre>",
+            '<table class="mcp-diff"><caption>{}</caption><tr><th>Before</th><th>After</th></tr>'
+            "<tr><td><pre>{}</pre></td><td><pre>{}</pre></td></tr></table>",
             [
                 (
                     c["name"],

@@ -100,7 +100,7 @@ class ToolStatus(models.TextChoices):
 class Approval(models.TextChoices):
     """Whether each call of a tool waits for a staff member's approval."""
 
-    DEFAULT = "default", "As its annotations say (not read-only: approve)"
+    DEFAULT = "default", "By its annotations"
     ALWAYS = "always", "Always"
     NEVER = "never", "Never"
 
