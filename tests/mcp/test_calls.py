@@ -8,6 +8,7 @@ import json
 
 import jwt
 import pytest
+from django.utils import timezone
 
 from agents.mcp.models import McpTool
 from agents.mcp.services import server_sync
@@ -284,3 +285,21 @@ def test_outside_calls_count_against_the_turn_and_each_is_in_the_activity_log(
         (run.id, False, "tool_budget"),
     ]
     assert logged[0].data["tool"] == "mcp.ledger.add"
+
+
+def test_an_approved_call_interrupted_while_it_ran_is_not_run_again(
+    ledger, ledger_log, user, team, admin_user
+):
+    clerk("record")
+    team.script("clerk", tool_call("mcp__ledger__record", {"note": "pay 9"}), text("Noted."))
+    run = start(user, "record it")
+    item = InboxItem.objects.get(run=run)
+    # A worker began the approved call (marked started) and died before it finished.
+    InboxItem.objects.filter(pk=item.pk).update(started_at=timezone.now())
+    assert decide(client(admin_user), item.id, decision="approve").status_code == 200
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and ledger_lines(ledger_log) == []
+    (result,) = tool_results(team.requests["clerk"][1])
+    assert result["error"]["code"] == "tool_not_repeated"
+    item.refresh_from_db()
+    assert item.executed_at is not None
