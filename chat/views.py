@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 
+from agents.mcp.selectors import connectable_servers
 from agents.models import Agent
 from agents.selectors import agent_usable_by
 from chat.selectors import sessions_of
@@ -75,5 +76,7 @@ def chat_index(request: HttpRequest) -> HttpResponse:
         "suggestions": suggestions_for(entry=entry, experts=experts),
         "page_title": entry.display_name if entry else _("Agents"),
         "max_chars": settings.CHAT_MAX_MESSAGE_CHARS,
+        # Systems that act with each person's own account (agents/mcp): a link to connect them.
+        "connections": bool(connectable_servers(user=request.user)),
     }
     return render(request, "chat/index.html", context)

@@ -12,6 +12,8 @@ from agents.knowledge.api import (
     KnowledgeBaseListView,
 )
 from agents.mcp.api import (
+    McpConnectionDetailView,
+    McpConnectionListView,
     McpServerDetailView,
     McpServerListView,
     McpServerSyncsView,
@@ -69,6 +71,12 @@ urlpatterns = [
     path("agents/<slug:name>/", AgentDetailView.as_view(), name="agent-detail"),
     path("tools/", ToolListView.as_view(), name="tool-list"),
     path("mcp-servers/", McpServerListView.as_view(), name="mcp-server-list"),
+    path("mcp-connections/", McpConnectionListView.as_view(), name="mcp-connection-list"),
+    path(
+        "mcp-connections/<slug:name>/",
+        McpConnectionDetailView.as_view(),
+        name="mcp-connection-detail",
+    ),
     path("mcp-servers/<slug:name>/", McpServerDetailView.as_view(), name="mcp-server-detail"),
     path("mcp-servers/<slug:name>/sync/", McpServerSyncView.as_view(), name="mcp-server-sync"),
     path("mcp-servers/<slug:name>/tools/", McpServerToolsView.as_view(), name="mcp-server-tools"),

@@ -102,6 +102,8 @@ ERROR_CODES: dict[str, str] = {
     "tool_timeout": "Tool result: an outside tool (MCP) did not answer within its timeout.",
     "tool_unavailable": "Tool result: an outside tool's server is unreachable or stopped.",
     "tool_not_repeated": "Tool result: a call that may have run was not made again.",
+    "tool_needs_connection": "Tool result: the user has not connected their own account for "
+    "this per-user MCP server.",
     "tool_budget": "Tool result: the turn made every outside tool call TURN_MAX_TOOL_CALLS allows.",
     "mcp_unavailable": "The MCP server could not be reached or answered with an error.",
     "mcp_server_not_found": "No such MCP server.",

@@ -397,6 +397,10 @@ MCP_RESULT_MAX_CHARS = env.int("MCP_RESULT_MAX_CHARS", default=12_000)
 MCP_USER_ASSERTION_HEADER = env("MCP_USER_ASSERTION_HEADER", default="X-Platform-User-Assertion")
 MCP_USER_ASSERTION_KEY = env("MCP_USER_ASSERTION_KEY", default="")
 MCP_USER_ASSERTION_SECONDS = env.int("MCP_USER_ASSERTION_SECONDS", default=300)
+# Users' own tokens for "token" servers are sealed with this key (default: SECRET_KEY); changing
+# it makes every user connect again.
+MCP_TOKEN_KEY = env("MCP_TOKEN_KEY", default="")
+MCP_TOKEN_MAX_CHARS = env.int("MCP_TOKEN_MAX_CHARS", default=4096)
 
 # --- Outside tools: web and mail (docs/tools.md) -------------------------------------------------
 # Local or private hosts web_fetch may open all the same: host, host:port or CIDR, comma-separated.

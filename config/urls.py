@@ -11,5 +11,6 @@ urlpatterns = [
     # The split view loads its init script from a URL: no inline script, so the CSP holds.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("agents.mcp.urls")),
     path("", include("chat.urls")),
 ]

@@ -10,9 +10,27 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.mcp.models import McpServer
-from agents.mcp.selectors import access_server, access_sync
-from agents.mcp.serializers import McpServerSerializer, McpSyncSerializer, McpToolSerializer
-from agents.mcp.services import server_changed, server_sync, sync_accept, sync_dismiss
+from agents.mcp.selectors import (
+    access_connectable_server,
+    access_server,
+    access_sync,
+    connectable_servers,
+)
+from agents.mcp.serializers import (
+    McpConnectionSerializer,
+    McpServerSerializer,
+    McpSyncSerializer,
+    McpTokenSerializer,
+    McpToolSerializer,
+)
+from agents.mcp.services import (
+    connection_delete,
+    connection_save,
+    server_changed,
+    server_sync,
+    sync_accept,
+    sync_dismiss,
+)
 from config.api_errors import ERRORS
 from config.permissions import ModelPermissions
 
@@ -162,3 +180,42 @@ def _saved(serializer: McpServerSerializer) -> McpServer:
         server = serializer.save()
         server_changed(server=server)
     return server
+
+
+class McpConnectionListView(APIView):
+    """The per-user servers the signed-in user may connect, and whether each is connected."""
+
+    @extend_schema(
+        operation_id="mcp_connections_list",
+        responses={200: McpConnectionSerializer(many=True), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        """Each enabled per-user ("token") server with `connected` for this user."""
+        rows = [
+            {"server": server, "connected": connected}
+            for server, connected in connectable_servers(user=request.user)
+        ]
+        return Response(McpConnectionSerializer(rows, many=True).data)
+
+
+class McpConnectionDetailView(APIView):
+    """Connect (PUT the token) or disconnect (DELETE) the user's own account to one server."""
+
+    @extend_schema(
+        operation_id="mcp_connections_update",
+        request=McpTokenSerializer,
+        responses={200: McpConnectionSerializer, **ERRORS},
+    )
+    def put(self, request: Request, name: str) -> Response:
+        """Store the user's token for the server, sealed (it is never shown again)."""
+        server = access_connectable_server(name)
+        serializer = McpTokenSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        connection_save(server=server, user=request.user, token=serializer.validated_data["token"])
+        return Response(McpConnectionSerializer({"server": server, "connected": True}).data)
+
+    @extend_schema(operation_id="mcp_connections_destroy", responses={204: None, **ERRORS})
+    def delete(self, request: Request, name: str) -> Response:
+        """Forget the user's token for the server."""
+        connection_delete(server=access_connectable_server(name), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

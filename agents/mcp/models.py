@@ -33,6 +33,7 @@ class UserIdentity(models.TextChoices):
 
     SERVER = "server", "The server's own credentials (its headers)"
     ASSERTION = "assertion", "Per user: a signed assertion of the end user in a header"
+    TOKEN = "token", "Per user: each user's own token, connected once on their connections page"
 
 
 def connect_timeout_default() -> float:
@@ -83,6 +84,11 @@ class McpServer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.display_name} ({self.name})"
+
+    def name_in(self, language: str | None) -> str:
+        """What people read in `language` ("zh-hant", …): its own name there, else the
+        display name."""
+        return (self.display_names or {}).get((language or "").lower()) or self.display_name
 
     def clean(self) -> None:
         """Transport-specific rules (a URL for HTTP, a configured command for stdio)."""
@@ -180,3 +186,25 @@ class McpSync(models.Model):
     def has_changes(self) -> bool:
         """Whether the listing differs from the snapshot it was compared with."""
         return any(self.changes.get(k) for k in ("added", "removed", "changed"))
+
+
+class McpConnection(models.Model):
+    """One user's own credential for a per-user server ("token" identity), sealed at rest: the
+    server's calls for that user carry it, and nobody else's calls ever do."""
+
+    server = models.ForeignKey(McpServer, on_delete=models.CASCADE, related_name="connections")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mcp_connections"
+    )
+    sealed_token = models.TextField()  # agents.mcp.sealing: encrypted, never shown again
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["server", "user"], name="mcp_one_connection_per_user")
+        ]
+        verbose_name = "MCP connection"
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.server.name}"

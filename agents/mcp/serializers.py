@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from agents.mcp.models import McpServer, McpSync, McpTool
 from agents.mcp.validation import server_validate
-from config.api_fields import StrictModelSerializer
+from config.api_fields import StrictCharField, StrictModelSerializer
 
 
 class McpServerSerializer(StrictModelSerializer):
@@ -84,3 +84,18 @@ class McpSyncSerializer(serializers.ModelSerializer):
         model = McpSync
         fields = ["id", "status", "has_changes", "changes", "created_at", "decided_at"]
         read_only_fields = fields
+
+
+class McpConnectionSerializer(serializers.Serializer):
+    """A per-user server as a user sees it: whether their own account is connected."""
+
+    server = serializers.CharField(source="server.name", read_only=True)
+    display_name = serializers.CharField(source="server.display_name", read_only=True)
+    description = serializers.CharField(source="server.description", read_only=True)
+    connected = serializers.BooleanField(read_only=True)
+
+
+class McpTokenSerializer(serializers.Serializer):
+    """The user's own token for a per-user server (write only: never shown again)."""
+
+    token = StrictCharField(write_only=True, max_length=4096, trim_whitespace=True)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agents.mcp.client import McpFailure, session_close, tools_list
-from agents.mcp.models import McpServer, McpSync, McpTool, SyncStatus, ToolStatus
+from agents.mcp.models import McpConnection, McpServer, McpSync, McpTool, SyncStatus, ToolStatus
+from agents.mcp.sealing import token_seal
 from agents.mcp.snapshot import changes_between, function_name, snapshot_of
 from agents.mcp.targets import ServerUnusable, target_for
 from config.errors import AppError
@@ -113,3 +117,30 @@ def _apply(server: McpServer, sync: McpSync, by: Any) -> None:
     sync.decided_at = timezone.now()
     sync.decided_by = by if by is not None and getattr(by, "is_authenticated", False) else None
     sync.save(update_fields=["status", "decided_at", "decided_by"])
+
+
+TOKEN_CHARS = re.compile(r"^[\x21-\x7e]+$")  # visible ASCII: a header value, no spaces or lines
+
+
+def connection_save(*, server: McpServer, user: Any, token: str) -> McpConnection:
+    """Connect the user's own account to a per-user server: their token, sealed; it replaces
+    an earlier one, and the sessions opened with that one close."""
+    token = token.strip()
+    if not token or len(token) > settings.MCP_TOKEN_MAX_CHARS or not TOKEN_CHARS.match(token):
+        raise AppError(
+            "invalid",
+            _("Paste the token as the service gave it: one line of visible characters."),
+            details={"token": ["invalid"]},
+        )
+    connection, _created = McpConnection.objects.update_or_create(
+        server=server, user=user, defaults={"sealed_token": token_seal(token)}
+    )
+    server_changed(server=server)
+    return connection
+
+
+def connection_delete(*, server: McpServer, user: Any) -> bool:
+    """Forget the user's token for the server (their calls fail until they connect again)."""
+    deleted, _rows = McpConnection.objects.filter(server=server, user=user).delete()
+    server_changed(server=server)
+    return bool(deleted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from typing import Any
@@ -10,16 +11,22 @@ import jwt
 from django.conf import settings
 
 from agents.mcp.client import Target
-from agents.mcp.models import McpServer, Transport, UserIdentity
+from agents.mcp.models import McpConnection, McpServer, Transport, UserIdentity
+from agents.mcp.sealing import Unsealable, token_open
 
 
 class ServerUnusable(Exception):
     """A server's configuration cannot be used (a missing command or secret)."""
 
 
+class NotConnected(Exception):
+    """A per-user ("token") server, and this user has not connected their own account."""
+
+
 def target_for(server: McpServer, user: Any = None) -> Target:
     """The target of a server, as `user` for a per-user server (None: a sync, which lists
-    tools without acting for anyone)."""
+    tools without acting for anyone). NotConnected: a "token" server this user has not
+    connected; the call then fails, never falling back to anyone else's rights."""
     common: dict[str, Any] = {
         "server": server.name,
         "connect_timeout": server.connect_timeout,
@@ -32,9 +39,26 @@ def target_for(server: McpServer, user: Any = None) -> Target:
             settings.MCP_USER_ASSERTION_HEADER,
             lambda: user_assertion(claims),
         )
+    if server.user_identity == UserIdentity.TOKEN and user is not None:
+        token = _own_token(server, user)
+        # The session is the user's and this token's: a token connected again opens a new one.
+        common["identity"] = f"{user.pk}:{hashlib.sha256(token.encode()).hexdigest()[:16]}"
+        common["headers"] = (*common["headers"], ("Authorization", f"Bearer {token}"))
     if server.transport == Transport.STDIO:
         return Target(transport="stdio", command=stdio_command(server.command), **common)
     return Target(transport="http", url=server.url, **common)
+
+
+def _own_token(server: McpServer, user: Any) -> str:
+    """The user's own token for the server; NotConnected when they have none (or it cannot be
+    opened any more: the sealing key changed)."""
+    connection = McpConnection.objects.filter(server=server, user=user).first()
+    if connection is None:
+        raise NotConnected(server.name)
+    try:
+        return token_open(connection.sealed_token)
+    except Unsealable as exc:
+        raise NotConnected(server.name) from exc
 
 
 def stdio_command(name: str) -> tuple[str, ...]:

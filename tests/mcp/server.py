@@ -127,6 +127,11 @@ def _troubles(server: MCPServer) -> None:
         headers = ctx.headers or {}
         return headers.get("x-platform-user-assertion", "")
 
+    @server.tool(annotations=read_only)
+    def bearer(ctx: Context) -> str:
+        """The Authorization header this call carried ("" over stdio or when none)."""
+        return (ctx.headers or {}).get("authorization", "")
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
