@@ -162,11 +162,12 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
     """Run an approved tool once: under the item's row lock, in the transaction that marks it
     executed and stores the result. A second resume (a redelivery, a worker that took over
     after a crash) finds it executed and gets the stored result; a crash before the commit
-    rolls the tool's writes back with the mark. A tool not safe to repeat (its effects are
-    outside this database) is marked started, committed, before it runs: one found started
-    but not executed is not run again (`tool_not_repeated`)."""
+    rolls the tool's writes back with the mark, so it runs again, once. A tool whose effects
+    are outside this database (`outside`) cannot be rolled back: one not safe to repeat is
+    marked started, committed, before it runs, and one found started but not executed is not
+    run again (`tool_not_repeated`)."""
     registered = tools.get(item.tool)
-    if registered is not None and not registered.safe_to_repeat:
+    if registered is not None and registered.outside and not registered.safe_to_repeat:
         with transaction.atomic():
             locked = InboxItem.objects.select_for_update().get(pk=item.pk)
             if locked.executed_at is None and locked.started_at is not None:
