@@ -395,7 +395,11 @@ MCP_RESULT_MAX_CHARS = env.int("MCP_RESULT_MAX_CHARS", default=12_000)
 # A per-user server receives the end user as a signed assertion (a JWT, HS256) in this header,
 # signed with MCP_USER_ASSERTION_KEY (default: SECRET_KEY) and valid this many seconds.
 MCP_USER_ASSERTION_HEADER = env("MCP_USER_ASSERTION_HEADER", default="X-Platform-User-Assertion")
+# Each server's assertions are signed with its own key, derived from this one (required for
+# assertion servers; never SECRET_KEY). The admin shows a server's key to give its operator.
 MCP_USER_ASSERTION_KEY = env("MCP_USER_ASSERTION_KEY", default="")
+# Environment variables a server's headers may read besides MCP_* ones (comma-separated).
+MCP_HEADER_VARIABLES = env.list("MCP_HEADER_VARIABLES", default=[])
 MCP_USER_ASSERTION_SECONDS = env.int("MCP_USER_ASSERTION_SECONDS", default=300)
 # Users' own tokens for "token" servers are sealed with this key (default: SECRET_KEY); changing
 # it makes every user connect again.

@@ -14,8 +14,9 @@ from django.shortcuts import redirect
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from agents.mcp.models import McpServer, McpSync, McpTool, SyncStatus, ToolStatus
+from agents.mcp.models import McpServer, McpSync, McpTool, SyncStatus, ToolStatus, UserIdentity
 from agents.mcp.services import server_changed, server_sync, sync_accept, sync_dismiss
+from agents.mcp.targets import ServerUnusable, assertion_key
 from config.errors import AppError
 
 
@@ -46,7 +47,7 @@ class McpServerForm(forms.ModelForm):
             "enabled",
         ]
         help_texts = {
-            "headers": 'Header → environment variable, e.g. {"Authorization": "ERP_MCP_TOKEN"}; '
+            "headers": 'Header → environment variable, e.g. {"Authorization": "MCP_ERP_TOKEN"}; '
             "the value is read from the environment when connecting and never stored.",
             "display_names": 'Per language, e.g. {"zh-hant": "財務系統", "zh-hans": "财务系统"}.',
             "url": "The streamable HTTP endpoint, e.g. http://erp-mcp:8000/mcp (staff choose it: "
@@ -93,9 +94,25 @@ class McpServerAdmin(admin.ModelAdmin):
     ]
     list_filter = ["transport", "enabled", "user_identity"]
     search_fields = ["name", "display_name"]
-    readonly_fields = ["synced_at", "created_at", "updated_at", "pending_changes"]
+    readonly_fields = [
+        "synced_at",
+        "created_at",
+        "updated_at",
+        "pending_changes",
+        "assertion_key_shown",
+    ]
     inlines = [McpToolInline]
     actions = ["sync_tools"]
+
+    @admin.display(description="Assertion key (give it to the server's operator)")
+    def assertion_key_shown(self, server: McpServer) -> str:
+        """The key this server verifies user assertions with (its own, derived)."""
+        if server.user_identity != UserIdentity.ASSERTION:
+            return "— (not an assertion server)"
+        try:
+            return assertion_key(server.name)
+        except ServerUnusable as exc:
+            return str(exc)
 
     @admin.display(description="Tools")
     def tool_count(self, server: McpServer) -> int:

@@ -109,9 +109,10 @@ def sessions_close() -> None:
     _POOL.close_all()
 
 
-def session_close(server: str) -> None:
-    """Close the sessions of one server (its settings changed, or it was disabled)."""
-    _POOL.close_server(server)
+def session_close(server: str, identity: str | None = None) -> None:
+    """Close the sessions of one server (its settings changed, or it was disabled), or only
+    those of one user (`identity`: the start of theirs, "<user id>:")."""
+    _POOL.close_server(server, identity)
 
 
 class _Session:
@@ -122,11 +123,14 @@ class _Session:
         self.client: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self.stop = asyncio.Event()
         self.broken = False
+        self.active = 0  # calls in flight: an idle session may be evicted, a busy one not
         self.task = asyncio.create_task(self._hold())
 
     async def _hold(self) -> None:
         try:
-            async with Client(_transport(self.target), mode="auto") as client:
+            async with contextlib.AsyncExitStack() as stack:
+                transport = await _transport(self.target, stack)
+                client = await stack.enter_async_context(Client(transport, mode="auto"))
                 self.client.set_result(client)
                 await self.stop.wait()
         except BaseException as exc:  # the SDK raises groups and cancellations here
@@ -140,8 +144,9 @@ class _Session:
                 self.client.set_exception(McpFailure("closed", "The session closed."))
 
 
-def _transport(target: Target) -> Any:
-    """The SDK transport for a target: streamable HTTP with its headers, or a stdio process."""
+async def _transport(target: Target, stack: contextlib.AsyncExitStack) -> Any:
+    """The SDK transport for a target: streamable HTTP with its headers (its HTTP client
+    closed with the session: the SDK leaves a client it was given open), or a stdio process."""
     if target.transport == "stdio":
         command, *args = target.command
         params = StdioServerParameters(command=command, args=args)
@@ -152,6 +157,7 @@ def _transport(target: Target) -> Any:
         timeout=httpx2.Timeout(target.connect_timeout, read=300.0),
         auth=auth,
     )
+    await stack.enter_async_context(http)
     return streamable_http_client(target.url, http_client=http)
 
 
@@ -210,8 +216,10 @@ class _Pool:
         except McpFailure:
             self._drop(session)
             raise
+        session.active += 1
         try:
-            # A margin over the SDK's own read timeout, for a server that never answers at all.
+            # A margin over the SDK's own read timeout, for a session that answers nothing at
+            # all any more (it is closed: the next call opens a new one).
             return await asyncio.wait_for(work(client), timeout + 1.0)
         except TimeoutError:
             self._drop(session)
@@ -222,20 +230,29 @@ class _Pool:
             raise
         except Exception as exc:
             failure = _failure_of(exc, target)
-            if failure.kind != "protocol" or session.broken:  # a timeout too: it may hang
+            # A session that broke is closed. One that timed out is closed only when no other
+            # call is using it (a hung server restarts; others' calls are not cut off).
+            hung = failure.kind == "timeout" and session.active == 1
+            if failure.kind in ("unreachable", "closed") or session.broken or hung:
                 self._drop(session)
             raise failure from exc
+        finally:
+            session.active -= 1
 
     def _session(self, target: Target) -> _Session:
         session = self.sessions.get(target)
         if session is None or session.broken:
             session = _Session(target)
             self.sessions[target] = session
-            while len(self.sessions) > POOL_SIZE:
-                _, oldest = self.sessions.popitem(last=False)
-                oldest.stop.set()
+            self._evict_idle()
         self.sessions.move_to_end(target)
         return session
+
+    def _evict_idle(self) -> None:
+        """Past POOL_SIZE, close the least recently used sessions that no call is using."""
+        idle = [t for t, s in self.sessions.items() if s.active == 0]
+        for target in idle[: max(0, len(self.sessions) - POOL_SIZE)]:
+            self.sessions.pop(target).stop.set()
 
     def _drop(self, session: _Session) -> None:
         if self.sessions.get(session.target) is session:
@@ -262,20 +279,27 @@ class _Pool:
     def close_all(self) -> None:
         self._close(lambda target: True)
 
-    def close_server(self, server: str) -> None:
-        self._close(lambda target: target.server == server)
+    def close_server(self, server: str, identity: str | None = None) -> None:
+        self._close(
+            lambda t: t.server == server and (identity is None or t.identity.startswith(identity))
+        )
 
     def _close(self, which: Callable[[Target], bool]) -> None:
+        """Close the matching sessions, all at once, waiting a few seconds at most (a server
+        that is down does not hold up the save that asked for this)."""
         if self.loop is None or not self.loop.is_running():
             return
 
         async def close() -> None:
-            for session in [s for t, s in self.sessions.items() if which(t)]:
+            sessions = [s for t, s in list(self.sessions.items()) if which(t)]
+            for session in sessions:
                 self._drop(session)
-                with contextlib.suppress(BaseException):  # closing: whatever it ended with
-                    await asyncio.wait_for(session.task, 3.0)
+            if sessions:
+                await asyncio.wait([s.task for s in sessions], timeout=3.0)
 
-        asyncio.run_coroutine_threadsafe(close(), self.loop).result(timeout=10)
+        future = asyncio.run_coroutine_threadsafe(close(), self.loop)
+        with contextlib.suppress(TimeoutError):
+            future.result(timeout=5)
 
 
 def _run_loop(loop: asyncio.AbstractEventLoop, started: threading.Event) -> None:

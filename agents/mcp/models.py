@@ -59,7 +59,7 @@ class McpServer(models.Model):
     command = models.CharField(  # a name in settings.MCP_STDIO_COMMANDS, never a command line
         max_length=64, blank=True
     )
-    # {"Authorization": "ERP_MCP_TOKEN"}: each header's value is read from that environment
+    # {"Authorization": "MCP_ERP_TOKEN"}: each header's value is read from that environment
     # variable when connecting; the secret itself is never stored.
     headers = models.JSONField(default=dict, blank=True, validators=[validate_headers])
     connect_timeout = models.FloatField(
@@ -92,7 +92,12 @@ class McpServer(models.Model):
 
     def clean(self) -> None:
         """Transport-specific rules (a URL for HTTP, a configured command for stdio)."""
-        server_validate(transport=self.transport, url=self.url, command=self.command)
+        server_validate(
+            transport=self.transport,
+            url=self.url,
+            command=self.command,
+            user_identity=self.user_identity,
+        )
 
 
 class ToolStatus(models.TextChoices):

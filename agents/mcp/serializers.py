@@ -40,9 +40,10 @@ class McpServerSerializer(StrictModelSerializer):
         """The transport's own rules, on the fields as they will be saved."""
         merged = {
             field: attrs.get(field, getattr(self.instance, field, ""))
-            for field in ("transport", "url", "command")
+            for field in ("transport", "url", "command", "user_identity")
         }
         merged["transport"] = merged["transport"] or "http"
+        merged["user_identity"] = merged["user_identity"] or "server"
         try:
             server_validate(**merged)
         except DjangoValidationError as exc:

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from agents.mcp.client import McpFailure, session_close, tools_list
 from agents.mcp.models import McpConnection, McpServer, McpSync, McpTool, SyncStatus, ToolStatus
 from agents.mcp.sealing import token_seal
-from agents.mcp.snapshot import changes_between, function_name, snapshot_of
+from agents.mcp.snapshot import NAME_MAX, changes_between, function_name, snapshot_of
 from agents.mcp.targets import ServerUnusable, target_for
 from config.errors import AppError
 
@@ -26,7 +26,7 @@ def server_sync(*, server: McpServer, by: Any = None) -> McpSync:
         listed = tools_list(target_for(server), timeout=server.call_timeout)
     except (McpFailure, ServerUnusable) as exc:
         raise AppError("mcp_unavailable", str(exc), status=502) from exc
-    listing = [snapshot_of(tool) for tool in listed]
+    listing = [snapshot_of(tool) for tool in listed if len(tool.name) <= NAME_MAX]
     with transaction.atomic():
         server = McpServer.objects.select_for_update().get(pk=server.pk)
         first = not server.syncs.filter(status=SyncStatus.APPLIED).exists()
@@ -100,7 +100,7 @@ def _snapshot(server: McpServer) -> list[dict[str, Any]]:
 def _apply(server: McpServer, sync: McpSync, by: Any) -> None:
     """Make the sync's listing the snapshot (inside the caller's transaction)."""
     existing = {t.name: t for t in server.tools.all()}
-    taken = set(McpTool.objects.exclude(server=server).values_list("function_name", flat=True))
+    taken = set(McpTool.objects.values_list("function_name", flat=True))
     for entry in sync.listing:
         tool = existing.pop(entry["name"], None) or McpTool(server=server, name=entry["name"])
         if not tool.function_name:
@@ -135,12 +135,18 @@ def connection_save(*, server: McpServer, user: Any, token: str) -> McpConnectio
     connection, _created = McpConnection.objects.update_or_create(
         server=server, user=user, defaults={"sealed_token": token_seal(token)}
     )
-    server_changed(server=server)
+    _user_sessions_close(server, user)
     return connection
 
 
 def connection_delete(*, server: McpServer, user: Any) -> bool:
     """Forget the user's token for the server (their calls fail until they connect again)."""
     deleted, _rows = McpConnection.objects.filter(server=server, user=user).delete()
-    server_changed(server=server)
+    _user_sessions_close(server, user)
     return bool(deleted)
+
+
+def _user_sessions_close(server: McpServer, user: Any) -> None:
+    """After the commit, close this user's sessions to the server (theirs only)."""
+    name, identity = server.name, f"{user.pk}:"
+    transaction.on_commit(lambda: session_close(name, identity))

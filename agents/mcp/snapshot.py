@@ -12,6 +12,8 @@ from jsonschema.exceptions import SchemaError
 
 FUNCTION_NAME_MAX = 64  # OpenAI's limit on a function name
 DESCRIPTION_MAX = 2000  # of a server's tool description, kept and offered to models
+NAME_MAX = 128  # a tool name longer than this is left out of the snapshot (McpTool.name)
+TITLE_MAX = 200
 _DEFINITION = ("description", "input_schema", "annotations")
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -23,7 +25,7 @@ def snapshot_of(tool: Any) -> dict[str, Any]:
     )
     entry = {
         "name": tool.name,
-        "title": tool.title or annotations.get("title") or "",
+        "title": (tool.title or annotations.get("title") or "")[:TITLE_MAX],
         "description": (tool.description or "")[:DESCRIPTION_MAX],
         "input_schema": tool.input_schema or {"type": "object"},
         "annotations": annotations,

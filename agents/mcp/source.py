@@ -14,7 +14,7 @@ from agents.mcp.snapshot import safe_to_repeat, schema_problem
 from agents.registry import Tool
 
 PREFIX = "mcp."
-_BUILT: dict[tuple[int, str, str, str], Tool] = {}
+_BUILT: dict[tuple[int, str, str, str, str, str], Tool] = {}
 
 
 class McpSource:
@@ -64,7 +64,14 @@ def _rows(keys: list[str] | None) -> list[McpTool]:
 
 def _built(row: McpTool) -> Tool | None:
     """The registry Tool of a snapshot row (None: its schema cannot check arguments)."""
-    cache_key = (row.pk, row.definition_hash, row.approval, row.server.display_name)
+    cache_key = (
+        row.pk,
+        row.definition_hash,
+        row.approval,
+        row.title,
+        row.server.name,
+        row.server.display_name,
+    )
     built = _BUILT.get(cache_key)
     if built is None:
         if schema_problem(row.input_schema):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import os
 import time
 from typing import Any
@@ -13,6 +15,7 @@ from django.conf import settings
 from agents.mcp.client import Target
 from agents.mcp.models import McpConnection, McpServer, Transport, UserIdentity
 from agents.mcp.sealing import Unsealable, token_open
+from agents.mcp.validation import header_variable_allowed
 
 
 class ServerUnusable(Exception):
@@ -33,8 +36,11 @@ def target_for(server: McpServer, user: Any = None) -> Target:
         "headers": tuple(sorted(_headers(server).items())),
     }
     if server.user_identity == UserIdentity.ASSERTION and user is not None:
-        common["identity"] = str(user.pk)
         claims = _claims(server, user)
+        # A session per user and what they are asserted to be: a change of groups opens anew.
+        digest = hashlib.sha256(json.dumps(claims, sort_keys=True).encode()).hexdigest()[:16]
+        common["identity"] = f"{user.pk}:{digest}"
+        assertion_key(server.name)  # unusable without the key: fail before connecting
         common["fresh_header"] = (
             settings.MCP_USER_ASSERTION_HEADER,
             lambda: user_assertion(claims),
@@ -73,6 +79,8 @@ def _headers(server: McpServer) -> dict[str, str]:
     """The server's headers, each value read from its environment variable now."""
     values = {}
     for header, variable in (server.headers or {}).items():
+        if not header_variable_allowed(variable):  # (saved before the rule, or edited in SQL)
+            raise ServerUnusable(f"Header {header} may not read the variable {variable}.")
         value = os.environ.get(str(variable), "")
         if not value:
             raise ServerUnusable(
@@ -95,12 +103,17 @@ def _claims(server: McpServer, user: Any) -> dict[str, Any]:
 
 
 def user_assertion(claims: dict[str, Any]) -> str:
-    """A short-lived signed assertion (JWT, HS256) of the end user's identity."""
+    """A short-lived signed assertion (JWT, HS256) of the end user's identity, signed with the
+    key of the server it is for (`aud`)."""
     now = int(time.time())
     payload = {**claims, "iat": now, "exp": now + settings.MCP_USER_ASSERTION_SECONDS}
-    return jwt.encode(payload, assertion_key(), algorithm="HS256")
+    return jwt.encode(payload, assertion_key(claims["aud"]), algorithm="HS256")
 
 
-def assertion_key() -> str:
-    """The key user assertions are signed with (MCP_USER_ASSERTION_KEY, else SECRET_KEY)."""
-    return settings.MCP_USER_ASSERTION_KEY or settings.SECRET_KEY
+def assertion_key(server: str) -> str:
+    """The key a server's user assertions are signed with: its own, derived from
+    MCP_USER_ASSERTION_KEY, so one server's operator cannot sign for another server."""
+    if not settings.MCP_USER_ASSERTION_KEY:
+        raise ServerUnusable("MCP_USER_ASSERTION_KEY is not set: user assertions cannot be signed.")
+    base = settings.MCP_USER_ASSERTION_KEY.encode()
+    return hmac.new(base, f"mcp-assertion:{server}".encode(), hashlib.sha256).hexdigest()

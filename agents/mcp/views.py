@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from agents.mcp.models import McpServer
@@ -17,6 +18,7 @@ from config.errors import AppError
 
 
 @login_required
+@sensitive_post_parameters("token")
 @require_http_methods(["GET", "POST"])
 def connections_page(request: HttpRequest) -> HttpResponse:
     """List the servers that act with each person's own account; connect or disconnect one."""

@@ -85,7 +85,7 @@ def message_id(context: ToolContext, sender: str) -> str:
                 "type": "string",
                 "minLength": 1,
                 "maxLength": SUBJECT_CHARS,
-                "pattern": "^[^\\r\\n]*$",
+                "pattern": "^[^\\r\\n]*\\Z",
             },
             "body": {"type": "string", "minLength": 1, "maxLength": BODY_CHARS},
         },

@@ -29,6 +29,8 @@ from delegation.humans.tools import ASK_USER, QUESTION_TOOLS
 from delegation.models import Run
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.transcript import arguments_shown
+from delegation.steps.tool_run import budget_refusal, outside_call_logged
+from delegation.tree.budget import budget_take_tool_call
 
 MAY_HAVE_RUN = "may_have_run"
 
@@ -165,8 +167,16 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
     rolls the tool's writes back with the mark, so it runs again, once. A tool whose effects
     are outside this database (`outside`) cannot be rolled back: one not safe to repeat is
     marked started, committed, before it runs, and one found started but not executed is not
-    run again (`tool_not_repeated`)."""
+    run again (`tool_not_repeated`). An outside call takes one of the turn's outside calls
+    first (taken before any lock: a redelivery may count one twice, never run one twice)."""
     registered = tools.get(item.tool)
+    if registered is not None and registered.outside and item.executed_at is None:
+        refused = None if budget_take_tool_call(root=run.root_or_self) else budget_refusal(run)
+        if refused is not None:
+            with transaction.atomic():
+                locked = InboxItem.objects.select_for_update().get(pk=item.pk)
+                if locked.executed_at is None:
+                    return _executed(item, locked, run, refused)
     if registered is not None and registered.outside and not registered.safe_to_repeat:
         with transaction.atomic():
             locked = InboxItem.objects.select_for_update().get(pk=item.pk)
@@ -202,6 +212,8 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
                 result = execute(registered, context, json.dumps(arguments))
                 if not result.ok:
                     transaction.set_rollback(True)
+            if registered.outside:
+                outside_call_logged(run, registered, result)
         return _executed(item, locked, run, result)
 
 

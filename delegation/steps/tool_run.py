@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.utils.translation import gettext as _
 
 from agents.registry import Tool, ToolContext, ToolResult, execute
@@ -25,11 +26,10 @@ PROGRESS_NOTE_CHARS = 200
 
 
 def attempt_started(message_id: uuid.UUID) -> bool:
-    """Whether a call's tool message exists without its result: the call was started (or a
-    person asked about it) and may have run."""
-    return (
-        ChatMessage.objects.filter(pk=message_id).exclude(status=MessageStatus.COMPLETED).exists()
-    )
+    """Whether a call still pending in the transcript has its tool message already: it was
+    started (it may have run, even if its message completed before the transcript was saved),
+    or a person was asked about it (whose answer stands)."""
+    return ChatMessage.objects.filter(pk=message_id).exists()
 
 
 def tool_run(
@@ -64,15 +64,7 @@ def tool_run(
         and registered.outside
         and not budget_take_tool_call(root=run.root_or_self)
     ):
-        result = ToolResult(
-            False,
-            error_code="tool_budget",
-            error=_(
-                "This turn has made all the calls of outside tools it may (%(limit)s); answer "
-                "with what you have."
-            )
-            % {"limit": (run.root_or_self.budget or {}).get("max_tool_calls", "?")},
-        )
+        result = budget_refusal(run)
     elif registered is None:
         result = ToolResult(
             False,
@@ -93,7 +85,7 @@ def tool_run(
         if result.ok and name in CITED_TOOLS and isinstance(result.data, dict):
             result = ToolResult(True, data=references_number(run, result.data))
     if registered is not None and registered.outside:
-        _log_outside_call(run, registered, result)
+        outside_call_logged(run, registered, result)
     outcome, content = result.rendered()  # what people see is bounded as the model's copy is
     message_upsert(
         message_id=message_id,
@@ -140,7 +132,21 @@ def tool_progress(
     return report
 
 
-def _log_outside_call(run: Run, registered: Tool, result: ToolResult) -> None:
+def budget_refusal(run: Run) -> ToolResult:
+    """The result of an outside call the turn has no budget left for."""
+    limit = (run.root_or_self.budget or {}).get("max_tool_calls", settings.TURN_MAX_TOOL_CALLS)
+    return ToolResult(
+        False,
+        error_code="tool_budget",
+        error=_(
+            "This turn has made all the calls of outside tools it may (%(limit)s); answer "
+            "with what you have."
+        )
+        % {"limit": limit},
+    )
+
+
+def outside_call_logged(run: Run, registered: Tool, result: ToolResult) -> None:
     """One activity row for a call that reached outside the platform (an audit of who asked
     which system for what, and how it went)."""
     outcome = "ok" if result.ok else f"{result.error_code}: {result.error[:200]}"

@@ -114,10 +114,11 @@ def test_subject_and_body_are_bounded_and_the_subject_is_one_line(alice, sender,
     long_subject = send(alice, {"subject": "s" * 201, "body": "b"})
     long_body = send(alice, {"subject": "s", "body": "b" * 20_001})
     injected = send(alice, {"subject": "Hi\nBcc: everyone@evil.example", "body": "b"})
+    trailing = send(alice, {"subject": "Hi\n", "body": "b"})  # ($ would let this one through)
     empty = send(alice, {"subject": "", "body": "b"})
 
     assert at_limit.ok
-    for refused in (long_subject, long_body, injected, empty):
+    for refused in (long_subject, long_body, injected, trailing, empty):
         assert not refused.ok and refused.error_code == "invalid_arguments"
     assert len(mailoutbox) == 1
 

@@ -155,7 +155,7 @@ def test_an_admin_may_waive_the_approval_an_annotation_asks_for(ledger, ledger_l
     assert ledger_lines(ledger_log) == ["n1"]
 
 
-def crashed_during(user, settings, name: str, arguments: dict) -> Run:
+def crashed_during(user, settings, name: str, arguments: dict, status: str = "streaming") -> Run:
     """A run as a worker that died during its call of `name` leaves it: the model's call saved,
     the call's message saved as started, no result; then a worker takes the run over."""
     settings.TASKS_RUN_SYNC = False
@@ -175,7 +175,7 @@ def crashed_during(user, settings, name: str, arguments: dict) -> Run:
         session_id=run.session_id,
         run=run,
         role=MessageRole.TOOL,
-        status="streaming",
+        status=status,
         tool={"call_id": call_id, "name": name, "arguments": arguments},
     )
     settings.CELERY_BROKER_URL = ""
@@ -184,14 +184,19 @@ def crashed_during(user, settings, name: str, arguments: dict) -> Run:
     return Run.objects.get(pk=run.id)
 
 
-@pytest.mark.parametrize("decision", ["approve", "reject"])
+@pytest.mark.parametrize(
+    ("decision", "message"),
+    # The worker died during the call, or after its message completed but before the run's
+    # transcript was saved: either way the call may have run.
+    [("approve", "streaming"), ("reject", "streaming"), ("reject", "completed")],
+)
 def test_a_call_that_may_have_run_when_its_worker_died_is_put_to_a_person(
-    ledger, ledger_log, user, team, admin_user, settings, decision
+    ledger, ledger_log, user, team, admin_user, settings, decision, message
 ):
     McpTool.objects.filter(name="record").update(approval="never")
     clerk("record")
     team.script("clerk", text("Done as far as I know."))
-    run = crashed_during(user, settings, "mcp__ledger__record", {"note": "once"})
+    run = crashed_during(user, settings, "mcp__ledger__record", {"note": "once"}, message)
     assert run.status == RunStatus.WAITING_HUMAN and ledger_lines(ledger_log) == []
     item = InboxItem.objects.get(run=run)
     assert (item.kind, item.reason, item.tool) == (
@@ -244,19 +249,26 @@ def test_text_from_a_server_reaches_the_model_as_data_and_starts_no_call(
 def test_a_per_user_server_is_told_the_end_user_and_never_another(
     http_server, user, other_user, settings
 ):
+    settings.MCP_USER_ASSERTION_KEY = "assertion-base-key"
     http_server.user_identity = "assertion"
     http_server.save()
     server_sync(server=http_server)
 
     def asserted(person) -> dict:
         token = call("mcp.ledger-http.whoami", {}, person)["result"]["text"]
-        return jwt.decode(token, assertion_key(), algorithms=["HS256"], audience="ledger-http")
+        key = assertion_key("ledger-http")
+        return jwt.decode(token, key, algorithms=["HS256"], audience="ledger-http")
 
     mine, theirs = asserted(user), asserted(other_user)
     assert (mine["sub"], mine["preferred_username"]) == (str(user.pk), user.username)
     assert theirs["sub"] == str(other_user.pk) and theirs["sub"] != mine["sub"]
     assert asserted(user)["sub"] == str(user.pk)  # the pool keeps one session per user
     assert mine["exp"] - mine["iat"] == settings.MCP_USER_ASSERTION_SECONDS
+    # Each server has its own key: neither the base key nor another server's verifies it.
+    token = call("mcp.ledger-http.whoami", {}, user)["result"]["text"]
+    for wrong in ("assertion-base-key", assertion_key("another-server"), settings.SECRET_KEY):
+        with pytest.raises(jwt.InvalidSignatureError):
+            jwt.decode(token, wrong, algorithms=["HS256"], audience="ledger-http")
 
 
 def test_a_shared_server_is_told_no_user(http_server, user):
@@ -303,3 +315,18 @@ def test_an_approved_call_interrupted_while_it_ran_is_not_run_again(
     assert result["error"]["code"] == "tool_not_repeated"
     item.refresh_from_db()
     assert item.executed_at is not None
+
+
+def test_an_approved_outside_call_counts_against_the_turn_too(
+    ledger, ledger_log, user, team, admin_user, settings
+):
+    settings.TURN_MAX_TOOL_CALLS = 0
+    clerk("record")
+    team.script("clerk", tool_call("mcp__ledger__record", {"note": "n"}), text("Could not."))
+    run = start(user, "record it")
+    item = InboxItem.objects.get(run=run)
+    assert decide(client(admin_user), item.id, decision="approve").status_code == 200
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and ledger_lines(ledger_log) == []
+    (result,) = tool_results(team.requests["clerk"][1])
+    assert result["error"]["code"] == "tool_budget"

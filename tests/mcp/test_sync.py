@@ -177,6 +177,24 @@ def test_the_rest_api_syncs_lists_and_accepts_for_staff_only(
             "display_names",
         ),
         ({"transport": "http", "url": "file:///etc/passwd"}, "url"),
+        # Header values only from MCP_* variables: never the platform's own secrets.
+        (
+            {"transport": "http", "url": "http://x/mcp", "headers": {"X-A": "DJANGO_SECRET_KEY"}},
+            "headers",
+        ),
+        (
+            {"transport": "http", "url": "http://x/mcp", "headers": {"X-B": "DATABASE_URL"}},
+            "headers",
+        ),
+        # A stdio server cannot act per user; assertions need their own key.
+        (
+            {"transport": "stdio", "command": "finance-demo", "user_identity": "token"},
+            "user_identity",
+        ),
+        (
+            {"transport": "http", "url": "http://x/mcp", "user_identity": "assertion"},
+            "user_identity",
+        ),
     ],
 )
 def test_a_server_definition_that_cannot_work_is_refused(db, admin_user, body, field):
