@@ -249,7 +249,7 @@ def test_text_from_a_server_reaches_the_model_as_data_and_starts_no_call(
 def test_a_per_user_server_is_told_the_end_user_and_never_another(
     http_server, user, other_user, settings
 ):
-    settings.MCP_USER_ASSERTION_KEY = "assertion-base-key"
+    settings.MCP_USER_ASSERTION_KEY = "assertion-base-key-for-the-tests-0123456789"
     http_server.user_identity = "assertion"
     http_server.save()
     server_sync(server=http_server)
@@ -266,7 +266,11 @@ def test_a_per_user_server_is_told_the_end_user_and_never_another(
     assert mine["exp"] - mine["iat"] == settings.MCP_USER_ASSERTION_SECONDS
     # Each server has its own key: neither the base key nor another server's verifies it.
     token = call("mcp.ledger-http.whoami", {}, user)["result"]["text"]
-    for wrong in ("assertion-base-key", assertion_key("another-server"), settings.SECRET_KEY):
+    for wrong in (
+        "assertion-base-key-for-the-tests-0123456789",
+        assertion_key("another-server"),
+        settings.SECRET_KEY,
+    ):
         with pytest.raises(jwt.InvalidSignatureError):
             jwt.decode(token, wrong, algorithms=["HS256"], audience="ledger-http")
 

@@ -203,3 +203,13 @@ def test_a_server_definition_that_cannot_work_is_refused(db, admin_user, body, f
     )
     assert answer.status_code == 400, answer.content
     assert field in answer.json()["error"]["details"]
+
+
+def test_the_agent_form_offers_synced_tools_beside_the_built_in_ones(stdio_server, admin_client):
+    server_sync(server=stdio_server)
+    agent = make_agent("finance")
+    page = admin_client.get(f"/admin/agents/agent/{agent.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'value="mcp.ledger.add"' in html and 'value="calculate"' in html
+    assert "(MCP: Ledger)" in html
