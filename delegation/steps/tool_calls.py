@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+
 from agents.registry import Tool
 from config.db.prepared import PreparedLookup
 from delegation.models import Run, RunStatus
@@ -78,12 +80,20 @@ def _execute(calls: Calls, *, ended: Mapping[str, Run] | None) -> bool:
                 else:
                     waiting = True
                 continue
-        content = _call(calls, call, message_id)
-        if content is None:
-            waiting = True
-            continue
-        run.transcript = [*run.transcript, _tool_entry(call, content)]
-        save_progress(run, emitter)
+        if in_one_commit(calls.tools.get(name)):
+            # Its writes, its message and the run's progress commit together: a crash undoes
+            # all of them, and the call runs again, once.
+            with transaction.atomic():
+                content = _call(calls, call, message_id)
+                if content is not None:
+                    run.transcript = [*run.transcript, _tool_entry(call, content)]
+                    save_progress(run, emitter)
+        else:
+            content = _call(calls, call, message_id)
+            if content is not None:
+                run.transcript = [*run.transcript, _tool_entry(call, content)]
+                save_progress(run, emitter)
+        waiting = waiting or content is None
     run.last_seq = emitter.seq
     return waiting and run_wait_or_continue(run=run)
 
@@ -101,7 +111,8 @@ def _call(calls: Calls, call: dict[str, Any], message_id: uuid.UUID) -> str | No
             hand_over=calls.hand_over,
         )
     registered = tools.get(name)
-    once = registered is not None and not registered.safe_to_repeat
+    # (A tool whose effects stay in this database runs in one commit with its result instead.)
+    once = registered is not None and not registered.safe_to_repeat and registered.outside
     # A call not safe to repeat whose message exists already was started before (a crash, or
     # a person was asked): a person decides whether it runs (again), never the engine alone.
     if HOOKS.person_wanted(run, name, tools, call["function"]["arguments"]) or (
@@ -109,6 +120,12 @@ def _call(calls: Calls, call: dict[str, Any], message_id: uuid.UUID) -> str | No
     ):
         return HOOKS.person_call(run, emitter, call, message_id, tools)
     return tool_run(run, emitter, call, message_id, tools, mark_attempt=once)
+
+
+def in_one_commit(registered: Tool | None) -> bool:
+    """Whether a call runs in one commit with its result and the run's progress: a tool that
+    changes data in this database only (an outside one cannot be rolled back)."""
+    return registered is not None and registered.side_effect and not registered.outside
 
 
 def delegations_start(calls: Calls) -> bool:

@@ -122,3 +122,29 @@ def test_two_staff_deciding_at_once_on_postgres_the_first_decision_wins(
     wait_until(lambda: Run.objects.get(pk=run.id).status == RunStatus.SUCCEEDED)
     item.refresh_from_db()
     assert effect_count("race-pg") == (1 if item.status == ItemStatus.APPROVED else 0)
+
+
+def test_a_worker_killed_inside_a_data_tool_leaves_nothing_and_the_takeover_runs_it_once(
+    workers, user, fake_openai, tmp_path
+):
+    """A tool that changes only this database (no approval) runs in one commit with its result:
+    the killed worker's write is rolled back, and the worker that takes over runs it once,
+    without asking anyone."""
+    effect_table()
+    agent("clerk", is_entry=True, tool_keys=["record_effect"])
+    team = Team(fake_openai)
+    team.script("clerk", tool_call("record_effect", {"marker": "kill-2"}), text("Recorded once."))
+    pause = tmp_path / "inside-the-tool"
+    first = workers.start(
+        "w1", beat=True, **worker_env(fake_openai, HUMANS_TEST_PAUSE_FILE=str(pause))
+    )
+    sent = turn_start(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text="go")
+    wait_until(pause.exists)  # the tool wrote its row and sleeps inside the step's commit
+    workers.kill(first)
+    assert effect_count("kill-2") == 0  # the write died with the worker's transaction
+
+    workers.start("w2", beat=True, **worker_env(fake_openai, HUMANS_TEST_PAUSE_FILE=str(pause)))
+    wait_until(lambda: Run.objects.get(pk=sent.run.id).status == RunStatus.SUCCEEDED)
+    assert effect_count("kill-2") == 1
+    assert not InboxItem.objects.filter(run=sent.run).exists()  # nobody had to be asked
+    assert Run.objects.get(pk=sent.run.id).answer == "Recorded once."
