@@ -14,7 +14,15 @@ from django.shortcuts import redirect
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from agents.mcp.models import McpServer, McpSync, McpTool, SyncStatus, ToolStatus, UserIdentity
+from agents.mcp.models import (
+    SERVER_EDITABLE_FIELDS,
+    McpServer,
+    McpSync,
+    McpTool,
+    SyncStatus,
+    ToolStatus,
+    UserIdentity,
+)
 from agents.mcp.services import server_changed, server_sync, sync_accept, sync_dismiss
 from agents.mcp.targets import ServerUnusable, assertion_key
 from config.errors import AppError
@@ -32,20 +40,7 @@ class McpServerForm(forms.ModelForm):
 
     class Meta:
         model = McpServer
-        fields = [
-            "name",
-            "display_name",
-            "display_names",
-            "description",
-            "transport",
-            "url",
-            "command",
-            "headers",
-            "connect_timeout",
-            "call_timeout",
-            "user_identity",
-            "enabled",
-        ]
+        fields = SERVER_EDITABLE_FIELDS
         help_texts = {
             "headers": 'Header → environment variable, e.g. {"Authorization": "MCP_ERP_TOKEN"}; '
             "the value is read from the environment when connecting and never stored.",

@@ -36,6 +36,23 @@ class UserIdentity(models.TextChoices):
     TOKEN = "token", "Per user: each user's own token, connected once on their connections page"
 
 
+# What staff set on a server (the admin form and the API edit the same fields).
+SERVER_EDITABLE_FIELDS = [
+    "name",
+    "display_name",
+    "display_names",
+    "description",
+    "transport",
+    "url",
+    "command",
+    "headers",
+    "connect_timeout",
+    "call_timeout",
+    "user_identity",
+    "enabled",
+]
+
+
 def connect_timeout_default() -> float:
     """A new server's connect timeout (MCP_CONNECT_TIMEOUT)."""
     return float(settings.MCP_CONNECT_TIMEOUT)

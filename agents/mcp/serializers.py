@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from agents.mcp.models import McpServer, McpSync, McpTool
+from agents.mcp.models import SERVER_EDITABLE_FIELDS, McpServer, McpSync, McpTool
 from agents.mcp.validation import server_validate
 from config.api_fields import StrictCharField, StrictModelSerializer
 
@@ -17,23 +17,7 @@ class McpServerSerializer(StrictModelSerializer):
 
     class Meta:
         model = McpServer
-        fields = [
-            "name",
-            "display_name",
-            "display_names",
-            "description",
-            "transport",
-            "url",
-            "command",
-            "headers",
-            "connect_timeout",
-            "call_timeout",
-            "user_identity",
-            "enabled",
-            "synced_at",
-            "created_at",
-            "updated_at",
-        ]
+        fields = [*SERVER_EDITABLE_FIELDS, "synced_at", "created_at", "updated_at"]
         read_only_fields = ["synced_at", "created_at", "updated_at"]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

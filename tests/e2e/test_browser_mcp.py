@@ -3,7 +3,6 @@ then its result, live and after a reload; screenshots in light, dark and on a ph
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from agents.mcp.services import server_sync
 from tests.e2e.conftest import screenshot, screenshots, sign_in_as
 from tests.factories import make_agent, make_user
 from tests.fake_openai import FakeOpenAI, text, tool_call
-from tests.mcp.conftest import SERVER, free_port, wait_for_port
+from tests.mcp.conftest import http_server_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CHIP = "#transcript .msg.tool summary"
@@ -23,25 +22,12 @@ CHIP = "#transcript .msg.tool summary"
 @pytest.fixture
 def ledger_server(db, tmp_path: Path) -> Iterator[McpServer]:
     """The test MCP server over HTTP, synced, as "ledger-http"."""
-    port = free_port()
-    process = subprocess.Popen(
-        [*SERVER, "--http", str(port), "--log", str(tmp_path / "ledger.log")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process)
+    with http_server_process(tmp_path / "ledger.log") as url:
         server = McpServer.objects.create(
-            name="ledger-http",
-            display_name="Ledger",
-            transport="http",
-            url=f"http://127.0.0.1:{port}/mcp",
+            name="ledger-http", display_name="Ledger", transport="http", url=url
         )
         server_sync(server=server)
         yield server
-    finally:
-        process.kill()
-        process.wait()
 
 
 @pytest.fixture

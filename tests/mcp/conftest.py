@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +58,13 @@ def stdio_server(db, settings, ledger_log: Path) -> McpServer:
     )
 
 
-@pytest.fixture
-def http_process(ledger_log: Path) -> Iterator[str]:
-    """The test server over streamable HTTP in a process of its own; its URL."""
+@contextmanager
+def http_server_process(ledger_log: Path, *options: str) -> Iterator[str]:
+    """The test server over streamable HTTP in a process of its own (with `options`, e.g.
+    "--record-delay", "30"); its URL while it runs."""
     port = free_port()
     process = subprocess.Popen(
-        [*SERVER, "--http", str(port), "--log", str(ledger_log)],
+        [*SERVER, "--http", str(port), "--log", str(ledger_log), *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -72,6 +74,13 @@ def http_process(ledger_log: Path) -> Iterator[str]:
     finally:
         process.kill()
         process.wait()
+
+
+@pytest.fixture
+def http_process(ledger_log: Path) -> Iterator[str]:
+    """The test server over streamable HTTP in a process of its own; its URL."""
+    with http_server_process(ledger_log) as url:
+        yield url
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ worker asks a person instead of calling again; the ledger shows the one call tha
 
 from __future__ import annotations
 
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from tests.factories import make_user
 from tests.fake_openai import Team, text, tool_call
 from tests.humans.conftest import agent
 from tests.humans.helpers import tool_results
-from tests.mcp.conftest import SERVER, free_port, ledger_lines, wait_for_port
+from tests.mcp.conftest import http_server_process, ledger_lines
 
 pytestmark = [pytest.mark.distributed, pytest.mark.django_db(transaction=True)]
 
@@ -39,27 +38,13 @@ def wait_until(predicate, timeout: float = 60) -> None:
 def slow_ledger(db, ledger_log: Path) -> Iterator[McpServer]:
     """The test server over HTTP whose `record` writes, then takes 30 s to answer; synced, with
     `record` run without approval (so only the crash rule can put it to a person)."""
-    port = free_port()
-    process = subprocess.Popen(
-        [*SERVER, "--http", str(port), "--log", str(ledger_log), "--record-delay", "30"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process)
+    with http_server_process(ledger_log, "--record-delay", "30") as url:
         server = McpServer.objects.create(
-            name="ledger-http",
-            display_name="Ledger",
-            transport="http",
-            url=f"http://127.0.0.1:{port}/mcp",
-            call_timeout=60,
+            name="ledger-http", display_name="Ledger", transport="http", url=url, call_timeout=60
         )
         server_sync(server=server)
         McpTool.objects.filter(name="record").update(approval="never")
         yield server
-    finally:
-        process.kill()
-        process.wait()
 
 
 def test_a_worker_killed_during_an_mcp_call_leaves_it_to_a_person_not_a_repeat(
