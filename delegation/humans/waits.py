@@ -19,8 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.registry import Tool, ToolContext, ToolResult, execute
-from chat.models import MessageRole, MessageStatus
-from chat.services import message_upsert
+from chat.models import MessageStatus
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind, Audience, InboxItem, ItemKind, ItemStatus
 from delegation.humans.notify import inbox_notify, session_notify
@@ -29,7 +28,7 @@ from delegation.humans.tools import ASK_USER, QUESTION_TOOLS
 from delegation.models import Run
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.transcript import arguments_shown
-from delegation.steps.tool_run import budget_refusal, outside_call_logged
+from delegation.steps.tool_run import budget_refusal, outside_call_logged, tool_message_save
 from delegation.tree.budget import budget_take_tool_call
 
 MAY_HAVE_RUN = "may_have_run"
@@ -119,14 +118,8 @@ def _ask(
         # What people are shown is bounded as any tool call's is; the item keeps what runs.
         shown_arguments = arguments_shown(call["function"]["arguments"])
         shown = {"call_id": call["id"], "name": name, "arguments": shown_arguments}
-        message_upsert(
-            message_id=message_id,
-            session_id=run.session_id,
-            role=MessageRole.TOOL,
-            run_id=run.id,
-            agent=emitter.tag,
-            status=MessageStatus.STREAMING,
-            tool={**shown, "human": human_info(item)},
+        tool_message_save(
+            run, emitter, message_id, MessageStatus.STREAMING, {**shown, "human": human_info(item)}
         )
         emitter.emit("tool.called", message_id, **shown, human=human_info(item))
         session_notify(item, "run.waiting")
@@ -338,13 +331,7 @@ def _report(
     if item.final_arguments is not None:
         shown["arguments"] = item.final_arguments
     human = human_info(item)
-    message_upsert(
-        message_id=message_id,
-        session_id=run.session_id,
-        role=MessageRole.TOOL,
-        run_id=run.id,
-        agent=emitter.tag,
-        status=MessageStatus.COMPLETED,
-        tool={**shown, **outcome, "human": human},
+    tool_message_save(
+        run, emitter, message_id, MessageStatus.COMPLETED, {**shown, **outcome, "human": human}
     )
     emitter.emit("tool.result", message_id, **shown, **outcome, human=human)

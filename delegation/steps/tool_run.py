@@ -48,15 +48,7 @@ def tool_run(
     shown_arguments = arguments_shown(raw)
     shown = {"call_id": call["id"], "name": name, "arguments": shown_arguments}
     if mark_attempt:
-        message_upsert(
-            message_id=message_id,
-            session_id=run.session_id,
-            role=MessageRole.TOOL,
-            run_id=run.id,
-            agent=emitter.tag,
-            status=MessageStatus.STREAMING,
-            tool=shown,
-        )
+        tool_message_save(run, emitter, message_id, MessageStatus.STREAMING, shown)
     emitter.emit("tool.called", message_id, **shown)
     registered = tools.get(name)
     if (
@@ -87,14 +79,12 @@ def tool_run(
     if registered is not None and registered.outside:
         outside_call_logged(run, registered, result)
     outcome, content = result.rendered()  # what people see is bounded as the model's copy is
-    message_upsert(
-        message_id=message_id,
-        session_id=run.session_id,
-        role=MessageRole.TOOL,
-        run_id=run.id,
-        agent=emitter.tag,
-        status=MessageStatus.COMPLETED,
-        tool={"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
+    tool_message_save(
+        run,
+        emitter,
+        message_id,
+        MessageStatus.COMPLETED,
+        {"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
     )
     emitter.emit(
         "tool.result",
@@ -130,6 +120,21 @@ def tool_progress(
         )
 
     return report
+
+
+def tool_message_save(
+    run: Run, emitter: RunEmitter, message_id: uuid.UUID, status: str, tool: dict[str, Any]
+) -> None:
+    """Save (insert or update) a call's tool message of the run as `tool` shows it."""
+    message_upsert(
+        message_id=message_id,
+        session_id=run.session_id,
+        role=MessageRole.TOOL,
+        run_id=run.id,
+        agent=emitter.tag,
+        status=status,
+        tool=tool,
+    )
 
 
 def budget_refusal(run: Run) -> ToolResult:
