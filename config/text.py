@@ -64,3 +64,26 @@ def sentences(*parts: str) -> str:
     for part in filter(None, parts):
         text += part if not text or text.endswith(_WIDE_STOPS) else f" {part}"
     return text
+
+
+def in_script(text: str, language: str) -> str:
+    """Platform-made `text` in the script of `language`: Simplified characters become
+    Traditional for zh-hant, Traditional become Simplified for zh-hans; other languages keep it."""
+    language = (language or "").lower()
+    if language.startswith("zh-hant") or language in ("zh-tw", "zh-hk"):
+        return _to_traditional().convert(text)
+    if language.startswith("zh"):
+        return simplified(text)
+    return text
+
+
+def joined(items: list[str], language: str | None = None) -> str:
+    """Items as one list in the words of `language` (default: the active one): 甲、乙、丙 in
+    Chinese; "a, b and c" in English."""
+    items = [str(item) for item in items if str(item)]
+    language = (language or translation.get_language() or settings.LANGUAGE_CODE).lower()
+    if language.startswith("zh"):
+        return "、".join(items)
+    if len(items) <= 2:
+        return " and ".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
