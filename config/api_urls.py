@@ -1,7 +1,7 @@
 """Routes of the REST API, version 1."""
 
 from django.http import HttpRequest, JsonResponse
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 
 from agents.api import AgentDetailView, AgentListView, AvailableAgentsView, ToolListView
@@ -66,6 +66,7 @@ from delegation.routing.api import SessionMemoryView
 from delegation.usage.api import CostlyTurnsView, MyUsageView, UsageReportView
 
 urlpatterns = [
+    path("", include("reminders.api_urls")),
     path("agents/", AgentListView.as_view(), name="agent-list"),
     path("agents/available/", AvailableAgentsView.as_view(), name="agent-available"),
     path("agents/<slug:name>/", AgentDetailView.as_view(), name="agent-detail"),

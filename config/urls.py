@@ -12,5 +12,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("agents.mcp.urls")),
+    path("", include("reminders.urls")),
     path("", include("chat.urls")),
 ]

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
+from agents.tools.builtin import user_timezone
 from config.enqueue import enqueue
 from reminders.dates import describe_window
 from reminders.models import Reminder, ScheduledPrompt, Task, TaskStatus
+from reminders.schedule_words import CronSpec, describe_schedule, parse_schedule
 from reminders.services.reminders import (
     reminder_admin_save,
     reminders_cancel,
     reminders_send_now,
 )
-from reminders.services.schedules import scheduled_prompt_delete, scheduled_prompt_save
+from reminders.services.schedules import (
+    crontab_spec,
+    scheduled_prompt_delete,
+    scheduled_prompt_save,
+)
 from reminders.services.todos import task_finish, task_remove
 
 
@@ -115,22 +123,64 @@ class ReminderAdmin(admin.ModelAdmin):
         self.message_user(request, f"{cancelled} reminder(s) cancelled.", messages.SUCCESS)
 
 
+class ScheduledPromptForm(forms.ModelForm):
+    """A scheduled prompt with its schedule in words ("每週一 09:00", "every Monday at 9",
+    "weekdays 08:30" or a crontab expression), read into a crontab on save."""
+
+    schedule = forms.CharField(
+        label=gettext_lazy("When"),
+        max_length=200,
+        help_text=gettext_lazy(
+            "In words, in the user's time zone: “every Monday at 9”, “weekdays 08:30”, "
+            "“每週一 09:00”, “每月1日 10:00”, or a crontab expression such as “0 9 * * 1”."
+        ),
+    )
+
+    class Meta:
+        model = ScheduledPrompt
+        fields = ["name", "user", "agent", "prompt", "schedule", "enabled", "session"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and self.instance.crontab_id and not self.is_bound:
+            self.initial["schedule"] = describe_schedule(crontab_spec(self.instance.crontab))
+
+    def clean_schedule(self) -> CronSpec:
+        """The crontab fields the words say, or a form error saying what to write."""
+        try:
+            return parse_schedule(self.cleaned_data["schedule"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc), code="schedule") from exc
+
+
 @admin.register(ScheduledPrompt)
 class ScheduledPromptAdmin(admin.ModelAdmin):
-    """ "Run agent X with prompt Y for user Z" on a crontab (kept in django-celery-beat)."""
+    """ "Run agent X with prompt Y for user Z" on a schedule in words (kept as a
+    django-celery-beat crontab and beat entry)."""
 
-    list_display = ["name", "user", "agent", "crontab", "enabled", "last_run_at", "last_error"]
+    form = ScheduledPromptForm
+    list_display = ["name", "user", "agent", "when", "enabled", "last_run_at", "last_error"]
     list_filter = ["enabled", "agent"]
     search_fields = ["name", "prompt", "user__username"]
-    raw_id_fields = ["user", "session"]
+    autocomplete_fields = ["user", "agent"]
+    raw_id_fields = ["session"]
     readonly_fields = ["periodic_task", "last_run_at", "last_error", "created_at"]
     actions = ["run_now"]
+
+    @admin.display(description=gettext_lazy("When"))
+    def when(self, obj: ScheduledPrompt) -> str:
+        """The schedule in words, with its time zone."""
+        return describe_schedule(crontab_spec(obj.crontab), obj.crontab.timezone)
 
     def save_model(
         self, request: HttpRequest, obj: ScheduledPrompt, form: Any, change: bool
     ) -> None:
-        """Save and update its beat entry."""
-        scheduled_prompt_save(scheduled=obj)
+        """Save with the crontab the words say (in the user's time zone) and its beat entry."""
+        scheduled_prompt_save(
+            scheduled=obj,
+            when=form.cleaned_data["schedule"],
+            zone=str(user_timezone(obj.user)),
+        )
 
     def delete_model(self, request: HttpRequest, obj: ScheduledPrompt) -> None:
         """Delete it with its beat entry."""

@@ -214,6 +214,24 @@ def day_short_time(moment: datetime) -> str:
     return date_format(moment, pgettext("date format: weekday, day, month, time", "l d F H:i"))
 
 
+def day_brief(day: date) -> str:
+    """A date in short, with its weekday, in the active language: "Sat 28 Nov"."""
+    return date_format(day, pgettext("date format: short weekday, day, short month", "D j M"))
+
+
+def when_said(moment: datetime, today: date) -> str:
+    """A wall-clock instant as people say when something will happen, against the user's
+    `today`: "tomorrow (Sat 28 Nov) at 09:00", "today (Fri 27 Nov) at 20:00", "Mon 30 Nov at
+    08:00"."""
+    values = {"day": day_brief(moment.date()), "time": f"{moment:%H:%M}"}
+    offset = (moment.date() - today).days
+    if offset == 0:
+        return _("today (%(day)s) at %(time)s") % values
+    if offset == 1:
+        return _("tomorrow (%(day)s) at %(time)s") % values
+    return _("%(day)s at %(time)s") % values
+
+
 def weekday_time(moment: datetime) -> str:
     """A wall-clock instant as its weekday and time in the active language: "Saturday 20:00"."""
     return date_format(moment, pgettext("date format: weekday, time", "l H:i"))

@@ -1,4 +1,5 @@
-"""The remind-time rules, computed in code in the user's own timezone (never by the model)."""
+"""When a reminder comes, computed in code in the user's own timezone (never by the model): the
+time the user asked for, else the default rules."""
 
 from __future__ import annotations
 
@@ -9,17 +10,20 @@ from zoneinfo import ZoneInfo
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from reminders.dates import SEGMENTS, day_long, local_datetime, weekday_time
+from reminders.dates import SEGMENTS, day_long, day_short_time, local_datetime, weekday_time
 
 EVENING_BEFORE = time(20)  # a task on a later day: 20:00 the day before
 LEAD_TIME = timedelta(hours=2)  # a task today with a time: two hours before (elapsed time)
 MORNING_OF = time(8)  # a task today without a time: 08:00
+
+ASKED = "as asked"  # the rule code of a time the user named for the reminder
 
 # Each rule's name (kept in English as the data code) as it reads in the active language.
 RULE_NAMES = {
     "20:00 the day before": gettext_lazy("20:00 the day before"),
     "two hours before": gettext_lazy("two hours before"),
     "08:00 on the day": gettext_lazy("08:00 on the day"),
+    ASKED: gettext_lazy("as asked"),
 }
 
 
@@ -71,6 +75,19 @@ def remind_at_for(
             % {"rule": rule_name(rule), "at": weekday_time(at), "now": weekday_time(local_now)},
         )
     return RemindTime(at, rule)
+
+
+def remind_at_asked(*, day: date, at: time, zone: ZoneInfo, now: datetime) -> RemindTime:
+    """The time the user named for the reminder, `at` on `day` in their timezone (the default
+    rules do not apply); refused with the reason when it has already passed."""
+    moment = local_datetime(day, at, zone)
+    if moment.astimezone(UTC) <= now.astimezone(UTC):
+        refusal = _("The time asked for (%(at)s) has already passed; it is now %(now)s.") % {
+            "at": day_short_time(moment),
+            "now": weekday_time(now.astimezone(zone)),
+        }
+        return RemindTime(None, refusal=refusal)
+    return RemindTime(moment, ASKED)
 
 
 def rule_name(rule: str) -> str:

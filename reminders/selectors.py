@@ -8,7 +8,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
+from chat.models import ChatMessage, MessageRole
+from config.errors import AppError
 from reminders.dates import SEGMENTS, describe_window, local_datetime, task_window
 from reminders.models import Reminder, ReminderStatus, Task, TaskStatus
 from reminders.similarity import normalize, resemblance
@@ -169,3 +172,65 @@ def reminders_of(*, user: Any, status: str | None = ReminderStatus.PENDING) -> Q
     if status:
         reminders = reminders.filter(status=status)
     return reminders.order_by("remind_at", "id")
+
+
+class NotFound(AppError):
+    """A task or reminder that is missing or someone else's (404, code `not_found`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("not_found", message, status=404)
+
+
+def access_task(user: Any, task_id: int) -> Task:
+    """The user's own task; another user's id is answered exactly like a missing one."""
+    task = Task.objects.filter(pk=task_id, user=user).first()
+    if task is None:
+        raise NotFound(_("No such task."))
+    return task
+
+
+def access_reminder(user: Any, reminder_id: int) -> Reminder:
+    """The user's own reminder; another user's id is answered exactly like a missing one."""
+    reminder = Reminder.objects.filter(pk=reminder_id, user=user).first()
+    if reminder is None:
+        raise NotFound(_("No such reminder."))
+    return reminder
+
+
+# The tools whose saved results name the task or reminder they made (where it came from).
+_ORIGIN_TOOLS = ("create_task", "schedule_reminder")
+ORIGIN_SCAN_LIMIT = 2000  # the user's latest tool messages of those tools looked at
+
+
+@dataclass(frozen=True)
+class Origins:
+    """The chat session each task and reminder was made in, when a saved tool message says."""
+
+    tasks: dict[int, Any]
+    reminders: dict[int, Any]
+
+
+def planner_origins(*, user: Any) -> Origins:
+    """Where the user's tasks and reminders came from: the session of the tool message whose
+    result created them (the earliest one wins); tasks made in admin have none."""
+    messages = (
+        ChatMessage.objects.filter(
+            session__user=user, role=MessageRole.TOOL, tool__name__in=_ORIGIN_TOOLS
+        )
+        .order_by("-created_at")
+        .values_list("session_id", "tool")[:ORIGIN_SCAN_LIMIT]
+    )
+    tasks: dict[int, Any] = {}
+    reminders: dict[int, Any] = {}
+    for session_id, tool in messages:  # newest first: the earliest result is written last
+        result = (tool or {}).get("result")
+        if not isinstance(result, dict) or result.get("status") != "success":
+            continue
+        data = result.get("data")
+        if not isinstance(data, dict):
+            continue
+        for key, found in (("task", tasks), ("reminder", reminders)):
+            item = data.get(key)
+            if isinstance(item, dict) and isinstance(item.get("id"), int):
+                found[item["id"]] = session_id
+    return Origins(tasks, reminders)

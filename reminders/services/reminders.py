@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -13,10 +13,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from config.text import sentences
-from reminders.dates import day_short, day_short_time, describe_window, weekday_time
+from reminders.dates import day_short, day_short_time, describe_window, weekday_time, when_said
 from reminders.models import Channel, Reminder, ReminderStatus, Task
 from reminders.outcome import Outcome, conflict, error, success
-from reminders.remind_time import remind_at_for, rule_name
+from reminders.remind_time import ASKED, remind_at_asked, remind_at_for, rule_name
 from reminders.selectors import reminder_as_data
 from reminders.weather import Forecast, advice_list, condition_name, weather_advice
 
@@ -24,6 +24,12 @@ from reminders.weather import Forecast, advice_list, condition_name, weather_adv
 _NOT_CANCELLABLE = {
     ReminderStatus.SENT: gettext_lazy("That reminder is already sent; it cannot be cancelled."),
     ReminderStatus.FAILED: gettext_lazy("That reminder is already failed; it cannot be cancelled."),
+}
+# Why a reminder cannot be moved, by its status.
+_NOT_MOVABLE: dict[str, Any] = {
+    ReminderStatus.SENT: gettext_lazy("That reminder is already sent; it cannot be moved."),
+    ReminderStatus.FAILED: gettext_lazy("That reminder failed; it cannot be moved."),
+    ReminderStatus.CANCELLED: gettext_lazy("That reminder is cancelled; it cannot be moved."),
 }
 
 
@@ -85,9 +91,11 @@ def reminder_schedule(
     now: datetime,
     forecast: Forecast | None = None,
     channel: str = Channel.CHAT,
+    asked: tuple[date, time] | None = None,
 ) -> Outcome:
-    """Schedule the task's reminder at the time the rules give (in the user's timezone); a
-    task that already has a pending reminder is a conflict, a time already past an error."""
+    """Schedule the task's reminder at the (day, time) the user `asked` for, else at the time
+    the default rules give, in the user's timezone; a task that already has a pending reminder
+    is a conflict, a time already past an error. The answer says when it will come."""
     existing = Reminder.objects.filter(task=task, status=ReminderStatus.PENDING).first()
     if existing is not None:
         return conflict(
@@ -95,9 +103,12 @@ def reminder_schedule(
             % {"title": task.title, "at": weekday_time(existing.remind_at.astimezone(zone))},
             reminder=reminder_as_data(existing, zone),
         )
-    decision = remind_at_for(
-        day=task.due_date, start=task.start_time, segment=task.segment, zone=zone, now=now
-    )
+    if asked is not None:
+        decision = remind_at_asked(day=asked[0], at=asked[1], zone=zone, now=now)
+    else:
+        decision = remind_at_for(
+            day=task.due_date, start=task.start_time, segment=task.segment, zone=zone, now=now
+        )
     if decision.at is None:
         return error(_("No reminder set: %(reason)s") % {"reason": decision.refusal})
     reminder = Reminder.objects.create(
@@ -109,11 +120,7 @@ def reminder_schedule(
         channel=channel,
         language=translation.get_language() or "",
     )
-    message = _("Reminder set for %(at)s (%(rule)s, %(zone)s).") % {
-        "at": day_short_time(decision.at),
-        "rule": rule_name(decision.rule),
-        "zone": str(zone),
-    }
+    message = reminder_set_message(decision.at, rule=decision.rule, zone=zone, now=now)
     if channel == Channel.EMAIL and not (settings.REMINDER_EMAIL_FROM and user.email):
         message = sentences(
             message, _("Email is not set up for this user, so it will come in chat only.")
@@ -123,6 +130,22 @@ def reminder_schedule(
         reminder=reminder_as_data(reminder, zone),
         rule=decision.rule,
         weather=forecast.as_data() if forecast else None,
+    )
+
+
+def reminder_set_message(at: datetime, *, rule: str, zone: ZoneInfo, now: datetime) -> str:
+    """When the reminder will come, as the user reads it in their timezone and language:
+    "Reminder set for tomorrow (Thu 12 Jun) at 09:00 (Asia/Taipei)." and, when the user named
+    no time, which default rule chose it."""
+    values = {
+        "when": when_said(at.astimezone(zone), now.astimezone(zone).date()),
+        "zone": str(zone),
+        "rule": rule_name(rule),
+    }
+    if rule == ASKED:
+        return _("Reminder set for %(when)s (%(zone)s).") % values
+    return (
+        _("Reminder set for %(when)s (%(zone)s): no time was asked for it, so %(rule)s.") % values
     )
 
 
@@ -213,3 +236,39 @@ def reminder_admin_save(*, reminder: Reminder) -> Reminder:
         reminder.due_at = reminder.remind_at
     reminder.save()
     return reminder
+
+
+@transaction.atomic
+def reminder_move(*, reminder: Reminder, at: datetime, zone: ZoneInfo, now: datetime) -> Outcome:
+    """Move a pending reminder to the wall-clock time `at` (naive, in `zone`) the user chose;
+    a time already past is refused, and one no longer pending (sent meanwhile) is not moved."""
+    decision = remind_at_asked(day=at.date(), at=at.time(), zone=zone, now=now)
+    if decision.at is None:
+        return error(_("The reminder was not moved: %(reason)s") % {"reason": decision.refusal})
+    moved = Reminder.objects.filter(pk=reminder.pk, status=ReminderStatus.PENDING).update(
+        remind_at=decision.at, due_at=decision.at
+    )
+    reminder.refresh_from_db()
+    if not moved:
+        return error(
+            str(_NOT_MOVABLE.get(reminder.status, _NOT_MOVABLE[ReminderStatus.SENT])),
+            reminder=reminder_as_data(reminder, zone),
+        )
+    return success(
+        reminder_set_message(decision.at, rule=ASKED, zone=zone, now=now),
+        reminder=reminder_as_data(reminder, zone),
+    )
+
+
+def task_reminder_set(*, task: Task, at: datetime | None, zone: ZoneInfo, now: datetime) -> Outcome:
+    """Give the task its reminder at the wall-clock time `at` (naive, in `zone`): its pending
+    reminder moves there, or one is scheduled; None cancels its pending reminders."""
+    if at is None:
+        cancelled = reminders_cancel_for_task(task=task)
+        return success(_("Reminder cancelled.") if cancelled else "")
+    pending = Reminder.objects.filter(task=task, status=ReminderStatus.PENDING).first()
+    if pending is not None:
+        return reminder_move(reminder=pending, at=at, zone=zone, now=now)
+    return reminder_schedule(
+        user=task.user, task=task, zone=zone, now=now, asked=(at.date(), at.time())
+    )

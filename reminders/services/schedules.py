@@ -7,22 +7,29 @@ import json
 import uuid
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
-from django_celery_beat.models import PeriodicTask
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from agents.selectors import agent_usable_by
 from chat.models import ChatSession
 from config.errors import AppError
 from delegation.turns import turn_start
 from reminders.models import ScheduledPrompt
+from reminders.schedule_words import CronSpec
 
 TASK_NAME = "reminders.run_scheduled_prompt"
 _IDS = uuid.UUID("5f0b8a4e-3c55-4d8e-9a43-6d1f7b0c2e91")  # namespace of scheduled message ids
 
 
 @transaction.atomic
-def scheduled_prompt_save(*, scheduled: ScheduledPrompt) -> ScheduledPrompt:
-    """Save the schedule and create or update its beat entry (crontab, enabled, task args)."""
+def scheduled_prompt_save(
+    *, scheduled: ScheduledPrompt, when: CronSpec | None = None, zone: str = ""
+) -> ScheduledPrompt:
+    """Save the schedule and create or update its beat entry (crontab, enabled, task args).
+    `when` (read from words) becomes its crontab in `zone`, reusing an equal one."""
+    if when is not None:
+        scheduled.crontab = crontab_for(when, zone)
     scheduled.save()
     entry = scheduled.periodic_task or PeriodicTask()
     entry.name = f"Scheduled prompt #{scheduled.pk}: {scheduled.name}"[:200]
@@ -36,6 +43,30 @@ def scheduled_prompt_save(*, scheduled: ScheduledPrompt) -> ScheduledPrompt:
         scheduled.periodic_task = entry
         scheduled.save(update_fields=["periodic_task"])
     return scheduled
+
+
+def crontab_for(when: CronSpec, zone: str) -> CrontabSchedule:
+    """The django-celery-beat crontab of these fields in `zone` (an equal one is reused)."""
+    crontab, _created = CrontabSchedule.objects.get_or_create(
+        minute=when.minute,
+        hour=when.hour,
+        day_of_week=when.day_of_week,
+        day_of_month=when.day_of_month,
+        month_of_year=when.month_of_year,
+        timezone=zone or settings.TIME_ZONE,
+    )
+    return crontab
+
+
+def crontab_spec(crontab: CrontabSchedule) -> CronSpec:
+    """A crontab's fields, to show it in words."""
+    return CronSpec(
+        minute=crontab.minute,
+        hour=crontab.hour,
+        day_of_week=crontab.day_of_week,
+        day_of_month=crontab.day_of_month,
+        month_of_year=crontab.month_of_year,
+    )
 
 
 @transaction.atomic

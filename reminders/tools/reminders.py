@@ -1,9 +1,9 @@
-"""Reminder tools: schedule_reminder (the time comes from the rules, never the model),
-list_reminders, cancel_reminder."""
+"""Reminder tools: schedule_reminder (at the time the user asked for, else the default rules;
+never a time the model picks), list_reminders, cancel_reminder."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, time, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -29,6 +29,8 @@ from reminders.tools.common import (
     find_task,
     list_separator,
     planner_tool,
+    read_day,
+    read_span,
     user_clock,
 )
 from reminders.tools.todos import new_task_fields
@@ -51,10 +53,13 @@ _NONE_OF = {
     "schedule_reminder",
     "Schedule a reminder for a pending task (by task_id or title). With a date (and a time or "
     'part of the day) and no pending task of that title, the task is created first: "remind me '
-    'to call Ana tomorrow at 9" needs no create_task. The time is computed from the task, in '
+    'to call Ana tomorrow at 9" needs no create_task. A time the user named for the reminder is '
+    "when it comes: pass it as remind_time (with a title, a start also counts: that reminder "
+    "comes at 09:00 tomorrow). Only when the user named no time do the default rules choose, in "
     "the user's timezone: a later day → 20:00 the day before; today with a time → two hours "
-    "before; today without one → 08:00; a time already past is refused. Give the city where it "
-    "happens to add weather advice (rain, snow, extreme temperatures).",
+    "before; today without one → 08:00. A time already past is refused. The result's message "
+    "says when it will come: tell the user. Give the city where it happens to add weather "
+    "advice (rain, snow, extreme temperatures).",
     {
         "type": "object",
         "properties": {
@@ -62,6 +67,16 @@ _NONE_OF = {
             "date": {**DATE, "description": "For a new task: " + DATE["description"]},
             "start": {**TIME, "description": "For a new task: " + TIME["description"]},
             "segment": SEGMENT,
+            "remind_time": {
+                **TIME,
+                "description": "When to remind, if the user named a time for the reminder "
+                "(remind me at 9, 下午三点提醒我): " + str(TIME["description"]),
+            },
+            "remind_date": {
+                **DATE,
+                "description": "With remind_time, when the reminder is on another day than "
+                "the task: " + str(DATE["description"]),
+            },
             "city": {"type": "string", "minLength": 1, "maxLength": 100},
             "by_email": {"type": "boolean", "description": "Also send it by email."},
         },
@@ -166,10 +181,28 @@ def _reminder_of(
         now=when.now,
         forecast=forecast,
         channel=Channel.EMAIL if args.get("by_email") else Channel.CHAT,
+        asked=_asked(found, args, when),
     )
     if note and outcome.status == "success":
         return success(sentences(outcome.message, note), **outcome.data)
     return outcome
+
+
+def _asked(task: Task, args: dict[str, Any], when: UserClock) -> tuple[date, time] | None:
+    """The day and time the user named for the reminder: `remind_time` (on `remind_date`, the
+    day its words name (明早), or the task's day); else, for a task named by its title, the
+    start said with it ("remind me to call Ana tomorrow at 9": at 09:00, the task's own start,
+    as the title lookup checked). None: the user named no time, the default rules choose."""
+    if args.get("remind_time"):
+        at, _end = read_span(args["remind_time"], None)
+        said = {"date": args.get("remind_date"), "start": args["remind_time"]}
+        day = read_day(said, when, default=None) or task.due_date
+        return (day, at) if at is not None else None
+    if args.get("remind_date"):
+        raise BadArgument(_("A reminder day (remind_date) needs its time (remind_time)."))
+    if args.get("task_id") is None and args.get("start") and task.start_time is not None:
+        return task.due_date, task.start_time
+    return None
 
 
 def _forecast(city: str, task: Task, when: UserClock) -> weather.Forecast | None:

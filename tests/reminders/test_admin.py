@@ -12,6 +12,7 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from reminders.models import Reminder, ReminderStatus, ScheduledPrompt, Task, TaskStatus
 from tests.factories import make_agent, make_user
+from tests.reminders.conftest import user_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -94,7 +95,6 @@ def test_a_reminder_added_in_admin_is_due_at_its_time(admin_client, user):
 
 def test_scheduled_prompt_admin_keeps_the_beat_entry(admin_client, user):
     agent = make_agent("finance")
-    crontab = CrontabSchedule.objects.create(minute="0", hour="8", day_of_week="1")
     response = admin_client.post(
         reverse("admin:reminders_scheduledprompt_add"),
         {
@@ -102,7 +102,7 @@ def test_scheduled_prompt_admin_keeps_the_beat_entry(admin_client, user):
             "user": user.pk,
             "agent": agent.pk,
             "prompt": "Summarize last week's spending.",
-            "crontab": crontab.pk,
+            "schedule": "every Monday at 8",
             "enabled": "on",
         },
     )
@@ -116,6 +116,56 @@ def test_scheduled_prompt_admin_keeps_the_beat_entry(admin_client, user):
     )
     assert not ScheduledPrompt.objects.exists()
     assert not PeriodicTask.objects.filter(task="reminders.run_scheduled_prompt").exists()
+
+
+def test_a_schedule_in_chinese_words_becomes_its_crontab_in_the_users_zone(admin_client):
+    taipei = user_in("Asia/Taipei", "tina")
+    agent = make_agent("finance")
+    add = reverse("admin:reminders_scheduledprompt_add")
+    form = {"name": "週報", "user": taipei.pk, "agent": agent.pk, "prompt": "週報", "enabled": "on"}
+    assert admin_client.post(add, {**form, "schedule": "每週一 09:00"}).status_code == 302
+    scheduled = ScheduledPrompt.objects.get()
+    crontab = scheduled.crontab
+    assert (crontab.minute, crontab.hour, crontab.day_of_week) == ("0", "9", "1")
+    assert str(crontab.timezone) == "Asia/Taipei"
+    assert PeriodicTask.objects.get(pk=scheduled.periodic_task_id).crontab == crontab
+    change = reverse("admin:reminders_scheduledprompt_change", args=[scheduled.pk])
+    assert 'value="every Monday at 09:00"' in admin_client.get(change).content.decode()
+    listed = admin_client.get(reverse("admin:reminders_scheduledprompt_changelist"))
+    assert "every Monday at 09:00 (Asia/Taipei)" in listed.content.decode()
+    # The same words again reuse the crontab; new words make another one.
+    again = {**form, "name": "Other", "schedule": "every monday at 9am"}
+    assert admin_client.post(add, again).status_code == 302
+    assert CrontabSchedule.objects.count() == 1
+
+
+def test_bad_schedule_words_are_a_form_error_and_save_nothing(admin_client, user):
+    agent = make_agent("finance")
+    add = reverse("admin:reminders_scheduledprompt_add")
+    form = {"name": "Report", "user": user.pk, "agent": agent.pk, "prompt": "Go", "enabled": "on"}
+    for words, reason in [
+        ("every Monday", "No time of day"),
+        ("every monday at 3", "could be 03:00 or 15:00"),
+        ("61 9 * * *", "not a valid crontab expression"),
+    ]:
+        page = admin_client.post(add, {**form, "schedule": words})
+        assert page.status_code == 200 and reason in page.content.decode(), words
+    assert not ScheduledPrompt.objects.exists() and not CrontabSchedule.objects.exists()
+
+
+def test_the_user_is_picked_by_name(admin_client, user):
+    page = admin_client.get(reverse("admin:reminders_scheduledprompt_add")).content.decode()
+    assert 'class="admin-autocomplete' in page and 'name="user"' in page
+    found = admin_client.get(
+        "/admin/autocomplete/",
+        {
+            "term": user.username[:3],
+            "app_label": "reminders",
+            "model_name": "scheduledprompt",
+            "field_name": "user",
+        },
+    ).json()
+    assert [r["text"] for r in found["results"]] == [user.username]
 
 
 def test_deleting_a_task_in_admin_cancels_its_pending_reminder(admin_client, user):

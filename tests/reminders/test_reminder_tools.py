@@ -3,11 +3,13 @@ and list/cancel see only the user's own reminders."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
+from django.utils import translation
 
 from reminders import weather
+from reminders.dates import when_said
 from reminders.models import Channel, Reminder, ReminderStatus, Task
 from tests.reminders.conftest import TAIPEI, call, user_in
 
@@ -27,7 +29,8 @@ def test_a_later_day_is_reminded_at_20_the_evening_before(taipei_user, clock):
     result = schedule(taipei_user, task_id=task_id)
     assert result["status"] == "success"
     assert result["message"] == (
-        "Reminder set for Friday 13 June 20:00 (20:00 the day before, Asia/Taipei)."
+        "Reminder set for Fri 13 Jun at 20:00 (Asia/Taipei): no time was asked for it, so "
+        "20:00 the day before."
     )
     reminder = Reminder.objects.get()
     assert reminder.remind_at == reminder.due_at == datetime(2025, 6, 13, 20, tzinfo=TAIPEI)
@@ -180,7 +183,9 @@ def test_a_reminder_of_a_task_not_yet_planned_creates_it_with_its_date(taipei_us
     result = schedule(taipei_user, title="Call Ana", date="tomorrow", start="9")
     assert result["status"] == "success"
     assert result["message"].startswith("Created “Call Ana” on Thursday 12 June 2025")
-    assert "Reminder set for Wednesday 11 June 20:00" in result["message"]
+    # At the time asked, not the evening before, and the answer says when.
+    assert "Reminder set for tomorrow (Thu 12 Jun) at 09:00 (Asia/Taipei)." in result["message"]
+    assert Reminder.objects.get().remind_at == datetime(2025, 6, 12, 9, tzinfo=TAIPEI)
     task = Task.objects.get()
     assert (task.due_date.isoformat(), task.start_time.isoformat()) == ("2025-06-12", "09:00:00")
     assert Reminder.objects.get().task == task
@@ -188,7 +193,9 @@ def test_a_reminder_of_a_task_not_yet_planned_creates_it_with_its_date(taipei_us
 
 
 def test_a_new_task_whose_reminder_cannot_be_set_is_not_kept(taipei_user, clock):
-    result = schedule(taipei_user, title="Call Ana", start="11:00")  # 09:00 today has passed
+    result = schedule(  # the task is tomorrow, but 09:00 today, asked for, has passed
+        taipei_user, title="Call Ana", date="tomorrow", remind_date="today", remind_time="09:00"
+    )
     assert result["status"] == "error" and "already passed" in result["message"]
     assert not Task.objects.exists() and not Reminder.objects.exists()
 
@@ -234,3 +241,57 @@ def test_a_task_of_the_title_at_another_time_is_asked_about_not_guessed(taipei_u
     Reminder.objects.all().delete()
     chosen = schedule(taipei_user, task_id=task_id, date="tomorrow")
     assert chosen["status"] == "success"  # chosen by id: its own time
+
+
+def test_a_time_asked_for_the_reminder_is_when_it_comes(taipei_user, clock):
+    task_id = task(taipei_user, date="saturday", start="10:00")
+    result = schedule(taipei_user, task_id=task_id, remind_time="8am")
+    assert result["status"] == "success" and result["data"]["rule"] == "as asked"
+    assert result["message"] == "Reminder set for Sat 14 Jun at 08:00 (Asia/Taipei)."
+    assert Reminder.objects.get().remind_at == datetime(2025, 6, 14, 8, tzinfo=TAIPEI)
+
+
+def test_a_reminder_time_on_another_day_and_in_chinese_words(taipei_user, clock):
+    task_id = task(taipei_user, date="saturday", start="10:00")
+    result = schedule(taipei_user, task_id=task_id, remind_date="明天", remind_time="下午三點")
+    assert result["message"] == "Reminder set for tomorrow (Thu 12 Jun) at 15:00 (Asia/Taipei)."
+    Reminder.objects.all().delete()
+    tonight = schedule(taipei_user, task_id=task_id, remind_time="今晚8点")
+    assert tonight["message"] == "Reminder set for today (Wed 11 Jun) at 20:00 (Asia/Taipei)."
+
+
+def test_a_reminder_time_already_past_or_vague_sets_nothing(taipei_user, clock):
+    task_id = task(taipei_user, date="saturday", start="10:00")
+    past = schedule(taipei_user, task_id=task_id, remind_date="today", remind_time="09:00")
+    assert past["status"] == "error" and "has already passed" in past["message"]
+    vague = schedule(taipei_user, task_id=task_id, remind_time="3")
+    assert vague["status"] == "need_confirmation" and vague["data"]["times"] == ["03:00", "15:00"]
+    no_time = schedule(taipei_user, task_id=task_id, remind_date="friday")
+    assert no_time["status"] == "error" and "remind_time" in no_time["message"]
+    assert not Reminder.objects.exists()
+
+
+def test_a_time_said_with_the_title_of_a_planned_task_is_the_reminder_time(taipei_user, clock):
+    task(taipei_user, title="Call Ana", date="tomorrow", start="09:00")
+    result = schedule(taipei_user, title="call ana", date="tomorrow", start="9am")
+    assert result["status"] == "success"
+    assert Reminder.objects.get().remind_at == datetime(2025, 6, 12, 9, tzinfo=TAIPEI)
+
+
+def test_no_time_named_keeps_the_default_rules(taipei_user, clock):
+    task(taipei_user, title="Call Ana", date="tomorrow", start="09:00")
+    result = schedule(taipei_user, title="call ana")
+    assert result["data"]["rule"] == "20:00 the day before"
+    assert Reminder.objects.get().remind_at == datetime(2025, 6, 11, 20, tzinfo=TAIPEI)
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"),
+    [("zh-hant", "Asia/Taipei"), ("zh-hans", "Asia/Taipei"), ("en", "tomorrow (Thu 12 Jun)")],
+)
+def test_the_answer_says_when_in_the_users_language(taipei_user, clock, language, expected):
+    with translation.override(language):
+        result = schedule(taipei_user, title="開會", date="明天", start="下午三點")
+        with_day = when_said(datetime(2025, 6, 12, 15, tzinfo=TAIPEI), date(2025, 6, 11))
+    assert with_day in result["message"] and expected in result["message"]
+    assert Reminder.objects.get().remind_at == datetime(2025, 6, 12, 15, tzinfo=TAIPEI)
