@@ -62,7 +62,12 @@ class Tool:
     # in the turn's budget of such calls (TURN_MAX_TOOL_CALLS) and in the activity log.
     outside: bool = False
     function_name: str = ""  # the name the model calls it by ("": the key)
-    title: str = ""  # a short human name ("": the key)
+    # What people read of a call (docs/tools.md): `title` names the tool in the active
+    # language ("Search documents"; a gettext_lazy string; "": the key, humanised), and
+    # `summarize(arguments, result)` says what a successful call did, as one sentence in the
+    # active language (None: the result's `message`, else the title and "done").
+    title: Any = ""
+    summarize: Callable[[dict[str, Any], Any], str] | None = None
     validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -73,6 +78,11 @@ class Tool:
     def name(self) -> str:
         """The function name a model sees and calls (OpenAI's `^[a-zA-Z0-9_-]{1,64}$`)."""
         return self.function_name or self.key
+
+    @property
+    def label(self) -> str:
+        """The tool's human name in the active language (its key, humanised, if it has none)."""
+        return str(self.title) or self.key.rsplit(".", 1)[-1].replace("_", " ").capitalize()
 
     @property
     def safe_to_repeat(self) -> bool:
@@ -183,7 +193,8 @@ def tool(
     offline_priority: int = 100,
     approval: bool = False,
     repeatable: bool | None = None,
-    title: str = "",
+    title: Any = "",
+    summarize: Callable[[dict[str, Any], Any], str] | None = None,
     outside: bool = False,
 ) -> Callable[[Callable[[ToolContext, dict[str, Any]], Any]], Tool]:
     """Decorator form of `register` for a handler function."""
@@ -202,6 +213,7 @@ def tool(
                 approval=approval,
                 repeatable=repeatable,
                 title=title,
+                summarize=summarize,
                 outside=outside,
             )
         )

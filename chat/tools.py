@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.utils.translation import gettext_lazy, ngettext
+
 from agents.registry import ToolContext, tool
 from chat.models import ChatMessage, MessageRole
 
@@ -15,6 +17,17 @@ def search_args(text: str) -> dict[str, Any] | None:
     """Offline-model rule: "search my chats for budget" → {"query": "budget"}."""
     match = _SEARCH.search(text)
     return {"query": match.group(1).strip(" ?.!")} if match else None
+
+
+def _searched(arguments: dict[str, Any], result: Any) -> str:
+    """ "Searched your chats for “budget”: 3 messages"."""
+    count = len(result.get("matches") or []) if isinstance(result, dict) else 0
+    words = ngettext(
+        "Searched your chats for “%(query)s”: %(count)s message",
+        "Searched your chats for “%(query)s”: %(count)s messages",
+        count,
+    )
+    return words % {"query": arguments.get("query", ""), "count": count}
 
 
 @tool(
@@ -31,6 +44,8 @@ def search_args(text: str) -> dict[str, Any] | None:
     },
     offline_rule=search_args,
     offline_priority=200,
+    title=gettext_lazy("Search your chats"),
+    summarize=_searched,
 )
 def search_my_chats(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Matching messages from this user's sessions only, newest first."""

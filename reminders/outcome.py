@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext as _
+
+from agents.tool_questions import ASK, UserQuestion
+from config.text import sentences
+
 STATUSES = ("success", "conflict", "need_confirmation", "error")
 
 
@@ -12,11 +17,14 @@ STATUSES = ("success", "conflict", "need_confirmation", "error")
 class Outcome:
     """What a planner service did: `success`, `conflict` (nothing done; data shows what
     clashes), `need_confirmation` (nothing done; ask the user, or choose a candidate) or
-    `error` (nothing done; the message says why)."""
+    `error` (nothing done; the message says why). `message` is read by people as it is (the
+    call's summary): it never tells the model what to do. `ask`: a question the engine puts
+    to the user (buttons) before calling the tool again with the answer."""
 
     status: str
     message: str
     data: dict[str, Any] = field(default_factory=dict)
+    ask: UserQuestion | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -24,7 +32,8 @@ class Outcome:
 
     def as_result(self) -> dict[str, Any]:
         """The tool result the model reads."""
-        return {"status": self.status, "message": self.message, "data": self.data}
+        result = {"status": self.status, "message": self.message, "data": self.data}
+        return result | ({ASK: self.ask.as_data()} if self.ask is not None else {})
 
 
 def success(message: str, **data: Any) -> Outcome:
@@ -32,14 +41,23 @@ def success(message: str, **data: Any) -> Outcome:
     return Outcome("success", message, data)
 
 
-def conflict(message: str, **data: Any) -> Outcome:
+def conflict(message: str, *, ask: UserQuestion | None = None, **data: Any) -> Outcome:
     """Not done: it clashes with something the data lists."""
-    return Outcome("conflict", message, data)
+    return Outcome("conflict", message, data, ask)
 
 
-def need_confirmation(message: str, **data: Any) -> Outcome:
+def need_confirmation(message: str, *, ask: UserQuestion | None = None, **data: Any) -> Outcome:
     """Not done: the user must confirm or choose first."""
-    return Outcome("need_confirmation", message, data)
+    return Outcome("need_confirmation", message, data, ask)
+
+
+def save_anyway(reason: str) -> UserQuestion:
+    """The user's choice, after `reason` why something was not saved: save it anyway (the
+    call runs again with `confirm: true`) or not."""
+    accept = _("Save it anyway")
+    return UserQuestion(
+        sentences(reason, _("Save it anyway?")), [accept, _("Don't save")], accept=accept
+    )
 
 
 def error(message: str, **data: Any) -> Outcome:

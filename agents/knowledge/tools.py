@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
 from agents.knowledge.retrieval import passages_search
@@ -16,6 +17,7 @@ from agents.knowledge.selectors import (
 )
 from agents.registry import ToolContext, ToolError, tool
 from config.errors import AppError
+from config.text import joined
 
 KNOWLEDGE_TOOL_KEYS = ["kb_documents", "kb_search"]
 
@@ -47,6 +49,39 @@ def _readable_kbs(context: ToolContext) -> tuple[list, str]:
     return [], _("This agent has no knowledge base, so there is nothing to search.")
 
 
+def _where(result: Any) -> str:
+    """The knowledge bases a result searched, by the names people know them by."""
+    names = result.get("searched") if isinstance(result, dict) else None
+    return joined(names) if names else _("the knowledge base")
+
+
+def _searched(arguments: dict[str, Any], result: Any) -> str:
+    """ "Searched Finance documents: 3 passages" (no passage: the result's own sentence)."""
+    count = len(result.get("passages") or []) if isinstance(result, dict) else 0
+    if not count and isinstance(result, dict) and result.get("message"):
+        return str(result["message"])
+    words = ngettext(
+        "Searched %(where)s: %(count)s passage", "Searched %(where)s: %(count)s passages", count
+    )
+    return words % {"where": _where(result), "count": count}
+
+
+def _listed(arguments: dict[str, Any], result: Any) -> str:
+    """ "Listed the documents of Finance documents: 4"."""
+    count = len(result.get("documents") or []) if isinstance(result, dict) else 0
+    if not count and isinstance(result, dict) and result.get("message"):
+        return str(result["message"])
+    words = ngettext(
+        "Listed %(count)s document of %(where)s", "Listed %(count)s documents of %(where)s", count
+    )
+    return words % {"where": _where(result), "count": count}
+
+
+def _shown_names(kbs: list) -> list[str]:
+    """How people know these knowledge bases: their names in the active language (the turn's)."""
+    return [kb.name_in(get_language()) for kb in kbs]
+
+
 @tool(
     "kb_search",
     "Search the agent's knowledge bases (Chinese or English) and return the best passages with "
@@ -65,6 +100,8 @@ def _readable_kbs(context: ToolContext) -> tuple[list, str]:
         "required": ["query"],
         "additionalProperties": False,
     },
+    title=gettext_lazy("Search documents"),
+    summarize=_searched,
 )
 def kb_search(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Passages of the readable knowledge bases that best match the query."""
@@ -80,10 +117,12 @@ def kb_search(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "passages": [p.as_dict() for p in passages],
         "knowledge_bases": [kb.name for kb in kbs],
+        "searched": _shown_names(kbs),
     }
     if not passages:
-        searched = ", ".join(f"{kb.display_name} ({kb.name})" for kb in kbs)
-        result["message"] = _("No passage matches the query in %(kbs)s.") % {"kbs": searched}
+        result["message"] = _("No passage matches the query in %(kbs)s.") % {
+            "kbs": joined(result["searched"], get_language())
+        }
     return result
 
 
@@ -100,6 +139,8 @@ def kb_search(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         },
         "additionalProperties": False,
     },
+    title=gettext_lazy("List documents"),
+    summarize=_listed,
 )
 def kb_documents(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """The current documents of the readable knowledge bases, with title, version and date."""
@@ -121,13 +162,15 @@ def kb_documents(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
                 "effective_date": d.effective_date.isoformat(),
                 "source": d.source,
                 "kb": d.kb.name,
+                "kb_name": d.kb.name_in(get_language()),
             }
             for d in documents
         ],
         "knowledge_bases": [kb.name for kb in kbs],
+        "searched": _shown_names(kbs),
     }
     if not documents:
         result["message"] = _("No indexed document matches in %(kbs)s.") % {
-            "kbs": ", ".join(kb.name for kb in kbs)
+            "kbs": joined(result["searched"], get_language())
         }
     return result

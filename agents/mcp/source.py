@@ -6,7 +6,11 @@ built once per definition and process (checking a schema costs more than reading
 
 from __future__ import annotations
 
+import json
 from functools import partial
+
+from django.utils import translation
+from django.utils.functional import lazy
 
 from agents.mcp.calls import mcp_call
 from agents.mcp.models import McpTool, ToolStatus
@@ -14,7 +18,7 @@ from agents.mcp.snapshot import safe_to_repeat, schema_problem
 from agents.registry import Tool
 
 PREFIX = "mcp."
-_BUILT: dict[tuple[int, str, str, str, str, str], Tool] = {}
+_BUILT: dict[tuple[int, str, str, str, str, str, str], Tool] = {}
 
 
 class McpSource:
@@ -71,6 +75,7 @@ def _built(row: McpTool) -> Tool | None:
         row.title,
         row.server.name,
         row.server.display_name,
+        json.dumps(row.server.display_names or {}, sort_keys=True),
     )
     built = _BUILT.get(cache_key)
     if built is None:
@@ -93,8 +98,36 @@ def _tool_of(row: McpTool) -> Tool:
         repeatable=safe_to_repeat(row.annotations),
         outside=True,
         function_name=row.function_name,
-        title=row.title or row.name,
+        title=lazy(partial(_title, row), str)(),
+        summarize=partial(_summarized, row),
     )
+
+
+SAID_CHARS = 160  # how much of what the server said a chip shows
+
+
+def _summarized(row: McpTool, arguments: dict[str, object], result: object) -> str:
+    """ "Finance ledger: Close the month: closed 12 entries": the tool and the first line of
+    what its server said (its structured `summary`, else its text), shown as plain text."""
+    if not isinstance(result, dict):
+        return ""
+    structured = result.get("structured")
+    said = structured.get("summary") if isinstance(structured, dict) else None
+    if not isinstance(said, str) or not said.strip():
+        said = str(result.get("text") or "")
+    first = next((line.strip() for line in said.splitlines() if line.strip()), "")
+    if not first:
+        return ""
+    cut = first if len(first) <= SAID_CHARS else f"{first[: SAID_CHARS - 1]}…"
+    return f"{_title(row)}: {cut}"
+
+
+def _title(row: McpTool) -> str:
+    """The tool as people read it, in the active language: its server's name there and the
+    snapshot's title (or annotations' title, or its name humanised)."""
+    server = row.server.name_in(translation.get_language())
+    own = row.title or str(row.annotations.get("title") or "")
+    return f"{server}: {own or row.name.replace('_', ' ').capitalize()}"
 
 
 SOURCE = McpSource()

@@ -18,11 +18,14 @@ from django.utils.translation import gettext_noop, pgettext
 
 from agents.knowledge.text import query_terms
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
-from agents.registry import offline_rules
+from agents.registry import Tool, all_tools, get_tool, offline_rules
+from agents.tool_labels import tool_label
 from agents.tools.offline_rules import ARITHMETIC
-from config.text import reply_language, sentences, simplified
+from config.text import joined, reply_language, sentences, simplified
 
 OFFLINE_LABEL = "[offline model]"  # in English; offline_label() in the active language
+ASK_HUMAN = "ask_human"  # the tool that puts a question to staff (delegation.humans)
+DELEGATE = "delegate"  # the tool that asks an expert (delegation.tree)
 
 
 def offline_label() -> str:
@@ -65,6 +68,9 @@ class OfflineProvider:
 def _calls(request: ModelRequest, text: str) -> list[tuple[str, dict[str, Any]]]:
     """Delegations the text routes to, else the first offered tool whose rule applies."""
     offered = {t["function"]["name"]: t for t in request.tools}
+    person = _person_asked(text, set(offered))
+    if person is not None:  # "轉人工", "ask a human": staff first, whatever the topic
+        return [person]
     calls = _route(text, offered.get("delegate"))
     if not calls:
         calls = _plan_step(text, offered.get("delegate"), 0)
@@ -74,6 +80,16 @@ def _calls(request: ModelRequest, text: str) -> list[tuple[str, dict[str, Any]]]
         picked = _pick_described(text, request.tools) or _pick_tool(text, set(offered))
         calls = [picked] if picked else []
     return calls
+
+
+def _person_asked(text: str, offered: set[str]) -> tuple[str, dict[str, Any]] | None:
+    """An ask_human call when it is offered and its rule reads the words as a request for a
+    person: that wins over the department words an expert's tags would route."""
+    if ASK_HUMAN not in offered:
+        return None
+    rule = dict(offline_rules()).get(ASK_HUMAN)
+    arguments = rule(text) if rule is not None else None
+    return (ASK_HUMAN, arguments) if arguments is not None else None
 
 
 DESCRIBED_MIN_TERMS = 2  # shared terms (words, CJK bigrams) for a tool to fit the words
@@ -304,8 +320,8 @@ def _explain(request: ModelRequest, last: dict[str, Any]) -> str:
     said = _text(last).strip()
     if len(said) > 200:
         said = said[:200] + "…"
-    tools = sorted(t["function"]["name"] for t in request.tools)
-    words = {"label": offline_label(), "tools": ", ".join(tools), "said": said}
+    tools = sorted(_label(t["function"]["name"]) for t in request.tools)  # as people know them
+    words = {"label": offline_label(), "tools": joined(tools), "said": said}
     if tools:
         return (
             _(
@@ -410,7 +426,7 @@ def _describe(name: str, body: dict[str, Any]) -> str:
         if name == "delegate":
             return error.get("message") or _("The expert could not help.")
         return _("The %(tool)s tool reported a problem: %(problem)s") % {
-            "tool": name,
+            "tool": _label(name),
             "problem": error.get("message") or _("unknown error"),
         }
     result = body.get("result", body.get("text"))  # "text": a result cut to TOOL_RESULT_MAX_CHARS
@@ -435,7 +451,20 @@ def _describe(name: str, body: dict[str, Any]) -> str:
         return f"{result['expression']} = {result['value']}."
     if isinstance(result, dict) and {"status", "message"} <= result.keys():  # planner tools
         return str(result["message"])
+    if isinstance(result, dict) and isinstance(result.get("message"), str) and result["message"]:
+        return result["message"]  # what the tool said in words
     return _("The %(tool)s tool returned: %(result)s") % {
-        "tool": name,
+        "tool": _label(name),
         "result": json.dumps(result, ensure_ascii=False)[:500],
     }
+
+
+def _label(name: str) -> str:
+    """The human name of the tool a model called as `name`, in the active language (never the
+    function name: people read it)."""
+    if name == DELEGATE:
+        return _("Ask an expert")
+    registered: Tool | None = get_tool(name)
+    if registered is None and name.startswith("mcp__"):  # an outside tool, by function name
+        registered = next((t for t in all_tools() if t.name == name), None)
+    return tool_label(registered, name)

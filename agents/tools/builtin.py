@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from agents.registry import ToolContext, ToolError, tool
 from agents.tools.offline_rules import calculate_args, time_args
@@ -26,6 +27,26 @@ def user_timezone(user: Any) -> ZoneInfo:
         return ZoneInfo(settings.TIME_ZONE)
 
 
+def _told_time(arguments: dict[str, Any], result: Any) -> str:
+    """ "Checked the time: 14:05 (Asia/Taipei)"."""
+    if not isinstance(result, dict):
+        return ""
+    return _("Checked the time: %(time)s (%(zone)s)") % {
+        "time": result.get("time", ""),
+        "zone": result.get("timezone", ""),
+    }
+
+
+def _calculated(arguments: dict[str, Any], result: Any) -> str:
+    """ "Calculated 6*7 = 42"."""
+    if not isinstance(result, dict):
+        return ""
+    return _("Calculated %(expression)s = %(value)s") % {
+        "expression": result.get("expression", ""),
+        "value": result.get("value", ""),
+    }
+
+
 @tool(
     "current_time",
     "The current date, time and weekday, in the user's timezone unless another is named.",
@@ -38,6 +59,8 @@ def user_timezone(user: Any) -> ZoneInfo:
     },
     offline_rule=time_args,
     offline_priority=300,  # after the planner's rules: it fires on any "today"
+    title=gettext_lazy("Check the time"),
+    summarize=_told_time,
 )
 def current_time(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Report now in the requested or the user's timezone."""
@@ -154,6 +177,8 @@ def _evaluate(node: ast.AST) -> float:
     },
     offline_rule=calculate_args,
     offline_priority=200,
+    title=gettext_lazy("Calculate"),
+    summarize=_calculated,
 )
 def calculate(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Evaluate arithmetic safely (a parsed subset, no eval)."""

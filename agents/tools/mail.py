@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
 from django.core.validators import validate_email
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from agents.registry import ToolContext, ToolError, tool
 
@@ -96,6 +97,7 @@ def message_id(context: ToolContext, sender: str) -> str:
     approval=True,
     repeatable=False,  # a mail that may have gone out is not sent again blindly
     outside=True,
+    title=gettext_lazy("Send an email"),
 )
 def send_email(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Send one plain-text mail from MAIL_FROM through Django's configured mail backend."""

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from agents.registry import ToolContext, ToolError, tool
 from agents.tools.offline_rules import url_args
@@ -178,6 +179,24 @@ def _default_title(url: str) -> str:
     return f"{parsed.host}{parsed.path}".rstrip("/")
 
 
+def _page_read(arguments: dict[str, Any], result: Any) -> str:
+    """ "Read the page “Title”"."""
+    if not isinstance(result, dict):
+        return ""
+    return _("Read the page “%(title)s”") % {"title": result.get("title") or result.get("url")}
+
+
+def _found(arguments: dict[str, Any], result: Any) -> str:
+    """ "Searched the web for “query”: 5 results"."""
+    count = len(result.get("results") or []) if isinstance(result, dict) else 0
+    words = ngettext(
+        "Searched the web for “%(query)s”: %(count)s result",
+        "Searched the web for “%(query)s”: %(count)s results",
+        count,
+    )
+    return words % {"query": arguments.get("query", ""), "count": count}
+
+
 @tool(
     "web_fetch",
     "Read a web page (http or https): its title and main text. Cite it as you cite documents, "
@@ -193,6 +212,8 @@ def _default_title(url: str) -> str:
     offline_rule=url_args,
     offline_priority=45,  # after the planner's and ask-a-person rules, before the loose ones
     outside=True,
+    title=gettext_lazy("Read a web page"),
+    summarize=_page_read,
 )
 def web_fetch(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Fetch a page and hand its readable text to the model, marked as untrusted web data."""
@@ -223,6 +244,8 @@ def web_fetch(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
         "additionalProperties": False,
     },
     outside=True,
+    title=gettext_lazy("Search the web"),
+    summarize=_found,
 )
 def web_search(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Ask the configured SearXNG instance; its results, at most WEB_SEARCH_MAX_RESULTS."""
@@ -298,6 +321,7 @@ def _is_web(value: Any) -> bool:
         "required": ["url"],
         "additionalProperties": False,
     },
+    title=gettext_lazy("Offer a link"),
 )
 def open_url(context: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Check the link (http or https, no credentials) and offer it with its label."""

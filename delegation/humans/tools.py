@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from agents.registry import ToolContext, ToolError, tool
 
@@ -84,6 +85,7 @@ ask_human = tool(
         "required": ["question"],
         "additionalProperties": False,
     },
+    title=gettext_lazy("Ask a staff member"),
     offline_rule=offline_ask_human,
     offline_priority=40,  # explicit words ("escalate", "ask a human"): before other rules
 )(_asked_elsewhere)
@@ -101,6 +103,7 @@ ask_user = tool(
         "required": ["question"],
         "additionalProperties": False,
     },
+    title=gettext_lazy("Ask you"),
     offline_rule=offline_ask_user,
     offline_priority=150,  # a loose pattern: after every tool's own rule
 )(_asked_elsewhere)

@@ -19,7 +19,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.registry import Tool, ToolContext, ToolResult, execute
-from chat.models import MessageStatus
+from agents.tool_labels import call_summary, in_turn_script, tool_label
+from agents.tool_questions import UserQuestion, arguments_answered, question_of
+from chat.models import ChatMessage, MessageStatus
+from config.text import sentences
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind, Audience, InboxItem, ItemKind, ItemStatus
 from delegation.humans.notify import inbox_notify, session_notify
@@ -32,6 +35,9 @@ from delegation.steps.tool_run import budget_refusal, outside_call_logged, tool_
 from delegation.tree.budget import budget_take_tool_call
 
 MAY_HAVE_RUN = "may_have_run"
+# An item that is a tool's own question to the user (agents.tool_questions): its answer runs
+# the call again (the question, kept on the call's message, says how).
+TOOL_QUESTION = "tool_question"
 
 
 def needs_person(run: Run, name: str, tools: dict[str, Tool]) -> bool:
@@ -68,29 +74,148 @@ def human_call(
     """The call's result content once a person decided (or the wait ended); None while the
     run must wait (the first time, the item is created and announced)."""
     item = InboxItem.objects.filter(run=run, tool_call_id=call["id"]).first()
+    label = tool_label(tools.get(call["function"]["name"]), call["function"]["name"])
     if item is None:
+        found = _tool_question(message_id)
+        if found is not None:  # the tool itself asks the user (a clash to confirm, a city)
+            asked, said = found
+            _ask(
+                run,
+                emitter,
+                call,
+                message_id,
+                reason=TOOL_QUESTION,
+                label=label,
+                asked=asked,
+                said=said,
+            )
+            return None
         # Not a question nor a tool that needs approval: a call that may have run already.
         repeat = not needs_person(run, call["function"]["name"], tools)
-        _ask(run, emitter, call, message_id, reason=MAY_HAVE_RUN if repeat else "")
+        reason = MAY_HAVE_RUN if repeat else ""
+        _ask(run, emitter, call, message_id, reason=reason, label=label)
         return None
     if item.is_pending:
         return None
     item.run = run
     content = approval_execute(item=item, run=run, tools=tools) if _runs_tool(item) else None
+    if _answers_tool(item):
+        content = answered_execute(item=item, run=run, tools=tools)
     content = content or outcome_content(item)
-    _report(run, emitter, call, message_id, item, content)
+    _report(run, emitter, call, message_id, item, content, tools)
     return content
 
 
+def waiting_summary(item: InboxItem, label: str) -> str:
+    """The sentence of a call that waits for a person, in the turn's script."""
+    return in_turn_script(_waiting_words(item, label))
+
+
+def _waiting_words(item: InboxItem, label: str) -> str:
+    """The user's own question as it is asked, else whom the call waits for."""
+    if item.audience == Audience.USER and item.reason == TOOL_QUESTION:
+        # The question itself is shown beside the call, with its buttons.
+        return _("%(tool)s: waiting for your answer") % {"tool": label}
+    if item.audience == Audience.USER:
+        return item.question
+    if item.kind == ItemKind.QUESTION:
+        return _("Asked %(who)s: %(question)s") % {
+            "who": waiting_for(item),
+            "question": item.question,
+        }
+    return _("%(tool)s: waiting for approval from %(who)s") % {
+        "tool": label,
+        "who": waiting_for(item),
+    }
+
+
+def answered_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> str:
+    """The result of a call whose tool asked the user: the call runs again with the answer
+    (confirm=true, or the argument it fills), once, under the item's row lock in the
+    transaction that marks it executed; the user declining runs nothing. A redelivery gets
+    the stored result."""
+    with transaction.atomic():
+        locked = InboxItem.objects.select_for_update().get(pk=item.pk)
+        if locked.executed_at is not None:
+            item.result, item.executed_at = locked.result, locked.executed_at
+            return locked.result
+        registered = tools.get(locked.tool)
+        kept = _kept_tool(locked.message_id) if locked.message_id else {}
+        asked = question_of({"ask": kept.get("ask")})
+        arguments = (
+            None
+            if asked is None
+            else arguments_answered(asked, dict(locked.arguments or {}), locked.answer)
+        )
+        if arguments is None:
+            chose = _("You chose “%(answer)s”, so nothing was done.") % {"answer": locked.answer}
+            said = sentences(str(kept.get("said") or ""), chose)
+            result = ToolResult(True, data={"status": "declined", "message": said})
+        elif registered is None:
+            result = ToolResult(
+                False,
+                error_code="unknown_tool",
+                error=_("The tool %(name)s is no longer available to this agent.")
+                % {"name": repr(locked.tool)},
+            )
+        else:
+            locked.final_arguments = arguments
+            locked.save(update_fields=["final_arguments"])
+            context = ToolContext(
+                user=run.user,
+                session=run.session,
+                run=run,
+                agent=run.agent,
+                call_id=locked.tool_call_id,
+            )
+            with transaction.atomic():  # a savepoint: a tool that fails leaves nothing behind
+                result = execute(registered, context, json.dumps(arguments))
+                if not result.ok:
+                    transaction.set_rollback(True)
+        item.final_arguments = locked.final_arguments
+        return _executed(item, locked, run, result)
+
+
+def _kept_tool(message_id: uuid.UUID) -> dict[str, Any]:
+    """The call's tool message as saved (empty when there is none)."""
+    tool = ChatMessage.objects.filter(pk=message_id).values_list("tool", flat=True).first()
+    return tool if isinstance(tool, dict) else {}
+
+
+def _tool_question(message_id: uuid.UUID) -> tuple[UserQuestion, str] | None:
+    """The question a call's tool put to the user in its result, with what the result said."""
+    result = _kept_tool(message_id).get("result")
+    asked = question_of(result)
+    if asked is None or not isinstance(result, dict):
+        return None
+    return asked, str(result.get("message") or "")
+
+
+def _answers_tool(item: InboxItem) -> bool:
+    """Whether the item is a tool's own question whose answer runs the call again."""
+    return item.status == ItemStatus.ANSWERED and item.reason == TOOL_QUESTION
+
+
 def _ask(
-    run: Run, emitter: RunEmitter, call: dict[str, Any], message_id: uuid.UUID, *, reason: str
+    run: Run,
+    emitter: RunEmitter,
+    call: dict[str, Any],
+    message_id: uuid.UUID,
+    *,
+    reason: str,
+    label: str,
+    asked: UserQuestion | None = None,
+    said: str = "",
 ) -> None:
     """Create the item, push the deadlines of the run and its callers by the wait, and tell
-    the session (the tool message shows who it waits for) and the staff inbox."""
+    the session (the tool message shows who it waits for) and the staff inbox. `asked`: the
+    tool's own question for the user (its call runs again with the answer)."""
     config = run.agent_config
     name = call["function"]["name"]
     arguments = json.loads(call["function"]["arguments"] or "{}")
-    question = name in QUESTION_TOOLS
+    question = name in QUESTION_TOOLS or asked is not None
+    if asked is not None:
+        arguments = {"question": asked.question, "options": asked.options, "call": arguments}
     wait = timedelta(seconds=config.get("human_sla_seconds") or settings.HUMANS_SLA_SECONDS)
     with transaction.atomic():
         item = InboxItem.objects.create(
@@ -98,7 +223,7 @@ def _ask(
             tool_call_id=call["id"],
             message_id=message_id,
             kind=ItemKind.QUESTION if question else ItemKind.TOOL_APPROVAL,
-            audience=Audience.USER if name == ASK_USER else Audience.STAFF,
+            audience=Audience.USER if name == ASK_USER or asked else Audience.STAFF,
             user_id=run.user_id,
             agent_name=config["name"],
             agent_display_name=config["display_name"],
@@ -106,10 +231,10 @@ def _ask(
             question=arguments.get("question", "") if question else "",
             options=arguments.get("options", []) if question else [],
             urgency=arguments.get("urgency", "normal") if question else "normal",
-            tool="" if question else name,
-            arguments=None if question else arguments,
+            tool=name if asked else "" if question else name,
+            arguments=arguments.get("call") if asked else None if question else arguments,
             reason=reason,
-            group=config.get("human_group", "") if name != ASK_USER else "",
+            group=config.get("human_group", "") if name != ASK_USER and not asked else "",
             deadline=timezone.now() + wait,
         )
         # The wait does not count against the time limits of the run and of its callers.
@@ -117,9 +242,20 @@ def _ask(
         run.deadline += wait
         # What people are shown is bounded as any tool call's is; the item keeps what runs.
         shown_arguments = arguments_shown(call["function"]["arguments"])
-        shown = {"call_id": call["id"], "name": name, "arguments": shown_arguments}
+        shown = {
+            "call_id": call["id"],
+            "name": name,
+            "arguments": shown_arguments,
+            "summary": waiting_summary(item, label),
+        }
+        # A tool's own question stays on its message: how the answer goes back into the call.
+        kept = {"ask": asked.as_data(), "said": said} if asked is not None else {}
         tool_message_save(
-            run, emitter, message_id, MessageStatus.STREAMING, {**shown, "human": human_info(item)}
+            run,
+            emitter,
+            message_id,
+            MessageStatus.STREAMING,
+            {**shown, **kept, "human": human_info(item)},
         )
         emitter.emit("tool.called", message_id, **shown, human=human_info(item))
         session_notify(item, "run.waiting")
@@ -311,6 +447,7 @@ def _report(
     message_id: uuid.UUID,
     item: InboxItem,
     content: str,
+    tools: dict[str, Tool],
 ) -> None:
     """Complete the call's tool message with its result and emit `tool.result`."""
     try:
@@ -330,6 +467,7 @@ def _report(
     }
     if item.final_arguments is not None:
         shown["arguments"] = item.final_arguments
+    shown["summary"] = call_summary(tools.get(name), name, shown["arguments"], outcome)
     human = human_info(item)
     tool_message_save(
         run, emitter, message_id, MessageStatus.COMPLETED, {**shown, **outcome, "human": human}

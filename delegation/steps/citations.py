@@ -124,12 +124,15 @@ def _as_web_reference(page: dict[str, Any]) -> dict[str, Any]:
         "chunk_id": None,
         "heading_path": [],
         "effective_date": None,
+        "kb": None,
+        "kb_name": None,
         "quote": text[:QUOTE_CHARS] or title,
     }
 
 
 def _as_reference(item: dict[str, Any]) -> dict[str, Any]:
-    """What a citation keeps of a passage (chunk) or a document (no chunk: quote = title)."""
+    """What a citation keeps of a passage (chunk) or a document (no chunk: quote = title), with
+    the knowledge base it is from."""
     text = item.get("text") or ""
     return {
         "document_id": item["document_id"],
@@ -138,6 +141,8 @@ def _as_reference(item: dict[str, Any]) -> dict[str, Any]:
         "chunk_id": item.get("chunk_id"),
         "heading_path": item.get("heading_path") or [],
         "effective_date": item.get("effective_date"),
+        "kb": item.get("kb"),  # the knowledge base's key, and its name in the turn's language
+        "kb_name": item.get("kb_name"),
         "quote": text[:QUOTE_CHARS] if text else item["title"],
     }
 

@@ -7,9 +7,14 @@ import json
 import re
 from typing import Any
 
+from django.utils.translation import gettext as _
+
+from agents.knowledge.models import KnowledgeBase
+from config.text import joined, sentences, simplified
 from delegation.models import Run
-from delegation.routing.models import Mode
-from delegation.routing.selectors import mode_of
+from delegation.routing.models import Mode, RuleKind
+from delegation.routing.rules import keywords_of
+from delegation.routing.selectors import mode_of, policy_for
 from delegation.steps.citations import KNOWLEDGE_TOOLS
 
 CITE_RULE = (
@@ -35,29 +40,80 @@ def run_is_strict(run: Run) -> bool:
 
 
 def strict_refusal(run: Run) -> str:
-    """Say that the knowledge bases hold nothing for this question, what was searched, and what
-    document would answer it (in the user's language: Chinese or English)."""
+    """Say, in the run's language, which knowledge was searched and what it lacks ("I found
+    nothing in Finance documents about “第三季預算”."): the topic, never the routing words the
+    user typed to ask for strictness."""
     queries, bases = _searches(run)
-    asked = queries[-1] if queries else run.task[:200]
-    where = ", ".join(bases)
-    if _mostly_chinese(run.task):
-        searched = f"（已搜尋：{where}）" if where else ""
-        return (
-            f"我只能根據知識庫回答，但知識庫中沒有關於「{asked}」的內容{searched}。"
-            f"缺少的是：一份涵蓋「{asked}」的文件或章節。請管理員把它加入知識庫，或改問相關部門的負責人。"
-        )
-    searched = f" (searched: {where})" if where else ""
-    return (
-        f"I can only answer from the knowledge base, and it has nothing on “{asked}”{searched}. "
-        f"What is missing: a document, or a section of one, that covers “{asked}”. An "
-        "administrator can add it to the knowledge base; until then, please ask the department "
-        "that owns the topic."
+    topic = refusal_topic(queries[-1] if queries else run.task[:200], _override_words(run))
+    names = _base_names(bases, run.language)
+    if names:
+        found = _("I found nothing in %(bases)s about “%(topic)s”.") % {
+            "bases": joined(names, run.language or None),
+            "topic": topic,
+        }
+    else:
+        found = _("I found nothing in the knowledge base about “%(topic)s”.") % {"topic": topic}
+    advice = _(
+        "I answer only from documents here, so I will not guess. An administrator can add a "
+        "document that covers it; until then, please ask the department that owns the topic."
     )
+    return sentences(found, advice)
 
 
-def _mostly_chinese(text: str) -> bool:
-    """Whether the user wrote mostly Chinese (more Han characters than Latin letters)."""
-    return len(_CJK.findall(text)) > len(re.findall(r"[A-Za-z]", text))
+# Words that only ask for strictness, as the shipped overrides and force_strict name them.
+_STRICT_WORDS = ("strict", "STRICT", "嚴格", "严格", "KB-only", "只根據", "只根据")
+# What frames a question around its topic: 請問… / …是多少？ / "what is …?"
+_LEADING = re.compile(
+    r"^(?:(?:please|pls)\s+)?(?:(?:answer|tell me|explain)\s+)?(?:(?:what|how much|how many|"
+    r"when|where|who|which)(?:'s|\s+(?:is|are|was|were|do|does|did))?\s+)?"
+    r"|^(?:請問|请问|請|请)",
+    re.IGNORECASE,
+)
+_TRAILING = re.compile(r"(?:是多少|是什麼|是什么|是啥|有多少|多少|是幾|是几|嗎|吗|呢)+$")
+_EDGES = " \t\n:：，,。.!！?？;；、-—「」『』“”\"'()（）[]"
+
+
+def refusal_topic(text: str, words: list[str]) -> str:
+    """What the question was about: `text` without the override `words` (繁/简 and case alike;
+    a lead-in they end with a colon goes too) and without its question framing."""
+    for word in sorted(set(words), key=len, reverse=True):
+        text = _without(text, word)
+    text = text.strip(_EDGES)
+    text = _LEADING.sub("", text, count=1).strip(_EDGES)
+    return _TRAILING.sub("", text).strip(_EDGES) or text
+
+
+def _without(text: str, word: str) -> str:
+    """`text` without `word` (an English word whole); a lead-in up to a colon that held it goes
+    with it ("請嚴格根據文件回答：…")."""
+    folded, wanted = simplified(text).lower(), simplified(word).lower()
+    if not wanted or len(folded) != len(text):
+        return text
+    whole = not _CJK.search(wanted) and wanted[:1].isalnum()  # an English word: whole
+    pattern = rf"(?<![\w-]){re.escape(wanted)}(?![\w-])" if whole else re.escape(wanted)
+    found = re.search(pattern, folded)
+    if found is None:
+        return text
+    colon = re.search(r"[:：]", text[found.end() :])
+    if colon and colon.start() <= 20:
+        return text[found.end() + colon.end() :]
+    return text[: found.start()] + text[found.end() :]
+
+
+def _override_words(run: Run) -> list[str]:
+    """The words of the turn's override rules (they set a mode, they are not the topic)."""
+    policy = policy_for(agent_name=run.root_or_self.agent_config.get("name", ""))
+    words = list(_STRICT_WORDS)
+    if policy is not None:
+        for rule in policy.rules.filter(kind=RuleKind.OVERRIDE, enabled=True):
+            words += keywords_of(rule.keywords)
+    return words
+
+
+def _base_names(names: list[str], language: str) -> list[str]:
+    """The searched knowledge bases by the names people read in `language`."""
+    bases = {kb.name: kb for kb in KnowledgeBase.objects.filter(name__in=names)}
+    return [bases[n].name_in(language or None) if n in bases else n for n in names]
 
 
 def _searches(run: Run) -> tuple[list[str], list[str]]:

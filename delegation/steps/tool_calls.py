@@ -24,7 +24,7 @@ from delegation.steps.citations import (
     references_from_child,
     renumber,
 )
-from delegation.steps.tool_run import attempt_started, tool_run
+from delegation.steps.tool_run import attempt_started, person_asked, tool_run
 from delegation.tree.ask import delegation_begin
 from delegation.tree.report import delegation_result
 
@@ -115,8 +115,10 @@ def _call(calls: Calls, call: dict[str, Any], message_id: uuid.UUID) -> str | No
     once = registered is not None and not registered.safe_to_repeat and registered.outside
     # A call not safe to repeat whose message exists already was started before (a crash, or
     # a person was asked): a person decides whether it runs (again), never the engine alone.
-    if HOOKS.person_wanted(run, name, tools, call["function"]["arguments"]) or (
-        once and attempt_started(message_id)
+    if (
+        HOOKS.person_wanted(run, name, tools, call["function"]["arguments"])
+        or (once and attempt_started(message_id))
+        or person_asked(message_id)
     ):
         return HOOKS.person_call(run, emitter, call, message_id, tools)
     return tool_run(run, emitter, call, message_id, tools, mark_attempt=once)

@@ -12,6 +12,8 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from agents.registry import Tool, ToolContext, ToolResult, execute
+from agents.tool_labels import call_running, call_summary
+from agents.tool_questions import question_of
 from chat.models import ChatMessage, MessageRole, MessageStatus
 from chat.services import message_upsert
 from delegation.models import Run
@@ -40,17 +42,23 @@ def tool_run(
     tools: dict[str, Tool],
     *,
     mark_attempt: bool,
-) -> str:
-    """Run one ordinary tool call and report it; the result content for the model. A call not
-    safe to repeat (`mark_attempt`) leaves its message, saved, before it runs: a crash during
-    it is then known on resume."""
+) -> str | None:
+    """Run one ordinary tool call and report it; the result content for the model, or None
+    when the tool put a question to the user (the run waits; docs/tools.md). A call not safe
+    to repeat (`mark_attempt`) leaves its message, saved, before it runs: a crash during it is
+    then known on resume."""
     name, raw = call["function"]["name"], call["function"]["arguments"]
     shown_arguments = arguments_shown(raw)
-    shown = {"call_id": call["id"], "name": name, "arguments": shown_arguments}
+    registered = tools.get(name)
+    shown = {
+        "call_id": call["id"],
+        "name": name,
+        "arguments": shown_arguments,
+        "summary": call_running(registered, name),
+    }
     if mark_attempt:
         tool_message_save(run, emitter, message_id, MessageStatus.STREAMING, shown)
     emitter.emit("tool.called", message_id, **shown)
-    registered = tools.get(name)
     if (
         registered is not None
         and registered.outside
@@ -79,22 +87,34 @@ def tool_run(
     if registered is not None and registered.outside:
         outside_call_logged(run, registered, result)
     outcome, content = result.rendered()  # what people see is bounded as the model's copy is
-    tool_message_save(
-        run,
-        emitter,
-        message_id,
-        MessageStatus.COMPLETED,
-        {"call_id": call["id"], "name": name, "arguments": shown_arguments, **outcome},
-    )
-    emitter.emit(
-        "tool.result",
-        message_id,
-        call_id=call["id"],
-        name=name,
-        arguments=shown_arguments,
-        **outcome,
-    )
+    summary = call_summary(registered, name, shown_arguments, outcome)
+    told = {**shown, **outcome, "summary": summary}
+    if registered is not None and result.ok and asks_user(registered, result.data):
+        # The user answers (buttons), then the call runs again with the answer, once.
+        tool_message_save(run, emitter, message_id, MessageStatus.STREAMING, told)
+        return HOOKS.person_call(run, emitter, call, message_id, tools)
+    tool_message_save(run, emitter, message_id, MessageStatus.COMPLETED, told)
+    emitter.emit("tool.result", message_id, **told)
     return content
+
+
+def asks_user(registered: Tool, data: object) -> bool:
+    """Whether a result is a question for the user the engine can put (and feed back): the
+    tool takes `confirm`, or the argument the answer fills. A tool that reaches outside the
+    platform never asks: what an MCP server or a web page says is data, not a question."""
+    if registered.outside:
+        return False
+    question = question_of(data)
+    if question is None:
+        return False
+    takes = set((registered.parameters.get("properties") or {}).keys())
+    return ("confirm" if question.accept else question.answer_into) in takes
+
+
+def person_asked(message_id: uuid.UUID) -> bool:
+    """Whether a person was asked about this call already (its message shows whom it waits
+    for): its result comes from their answer, never from running it again unasked."""
+    return ChatMessage.objects.filter(pk=message_id, tool__has_key="human").exists()
 
 
 def tool_progress(

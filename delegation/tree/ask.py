@@ -22,6 +22,7 @@ from delegation.runs.transcript import DELEGATE, arguments_shown
 from delegation.tree.budget import budget_lock_turn, budget_take_delegation
 from delegation.tree.delegate_tool import child_prompt, delegate_arguments
 from delegation.tree.guards import DelegationRefused, delegation_check
+from delegation.tree.labels import asking, refused, spoken
 
 
 def delegation_begin(
@@ -48,6 +49,7 @@ def delegation_begin(
         f"Chosen by {caller.agent_config['display_name']} without a stated reason; "
         f"{target.display_name} is for: {target.description or ', '.join(target.tags) or '—'}"
     )
+    shown = target.name_in(caller.language)  # as the caller's user reads it
     # Within the caller's step when it only asks experts: one commit (no savepoint of its own).
     with transaction.atomic(savepoint=False):
         child = run_start_child(
@@ -62,14 +64,23 @@ def delegation_begin(
         info = {
             "run_id": str(child.id),
             "target": target.name,
-            "display_name": target.display_name,
+            "display_name": shown,
             "task": arguments["task"],
             "status": "running",
         }
+        with spoken(caller):
+            summary = asking(shown)
         _save_message(
-            caller, emitter, call, message_id, arguments, MessageStatus.STREAMING, delegation=info
+            caller,
+            emitter,
+            call,
+            message_id,
+            arguments,
+            MessageStatus.STREAMING,
+            delegation=info,
+            summary=summary,
         )
-        emitter.emit("delegation.started", message_id, call_id=call["id"], **info)
+        emitter.emit("delegation.started", message_id, call_id=call["id"], **info, summary=summary)
         HOOKS.activity(
             kind="delegation_asked",
             run=caller,
@@ -104,14 +115,17 @@ def _refuse(
 ) -> str:
     arguments = arguments_shown(raw)
     target = arguments.get("target") if isinstance(arguments, dict) else None
+    shown = _shown_name(target, caller.language)
     info = {
         "run_id": None,
         "target": target,
-        "display_name": target,
+        "display_name": shown if shown is not None else target,
         "status": "refused",
         "task": arguments.get("task") if isinstance(arguments, dict) else None,
     }
     error = {"code": code, "message": message}
+    with spoken(caller):
+        summary = refused(shown)
     HOOKS.activity(
         kind="delegation_refused",
         run=caller,
@@ -128,18 +142,30 @@ def _refuse(
         delegation=info,
         ok=False,
         error=error,
+        summary=summary,
     )
-    emitter.emit("delegation.started", message_id, call_id=call["id"], **info)
+    emitter.emit("delegation.started", message_id, call_id=call["id"], **info, summary=summary)
     emitter.emit(
         "delegation.completed",
         message_id,
         call_id=call["id"],
         run_id=None,
         status="refused",
-        summary=message,
+        summary=summary,
+        answer="",
         error=error,
     )
     return json.dumps({"ok": False, "error": error}, ensure_ascii=False)
+
+
+def _shown_name(target: Any, language: str) -> str | None:
+    """How people know the expert a refused call named, in `language` (its name there, if it
+    exists; else the name the model gave)."""
+    if not isinstance(target, str) or not target:
+        return None
+    known = Agent.objects.filter(name=target).only("name", "display_name", "display_names")
+    agent = known.first()
+    return agent.name_in(language) if agent is not None else target
 
 
 def _save_message(
@@ -206,13 +232,15 @@ def delegation_reattempt(
         info = {
             "run_id": str(new.id),
             "target": target.name,
-            "display_name": target.display_name,
+            "display_name": target.name_in(caller.language),
             "task": task,
             "status": "running",
             "attempt": attempt,
             "fallback": step,
             "previous_run_id": str(child.id),
         }
+        with spoken(caller):
+            summary = asking(target.name_in(caller.language))
         message_upsert(
             message_id=message_id,
             session_id=caller.session_id,
@@ -225,6 +253,7 @@ def delegation_reattempt(
                 "name": DELEGATE,
                 "arguments": {"target": target.name, "task": task},
                 "delegation": info,
+                "summary": summary,
             },
         )
         emit(
@@ -234,7 +263,7 @@ def delegation_reattempt(
                 run_id=caller.id,
                 message_id=message_id,
                 agent=agent_tag(caller),
-                data={"call_id": call_id, **info},
+                data={"call_id": call_id, **info, "summary": summary},
             )
         )
         HOOKS.activity(

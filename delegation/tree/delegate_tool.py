@@ -10,9 +10,10 @@ from delegation.runs.transcript import DELEGATE
 
 
 def delegate_tool_schema(targets: list[Agent]) -> dict[str, Any]:
-    """The OpenAI tool entry: target as an enum, with each target's description and tags."""
+    """The OpenAI tool entry: target as an enum, with each target's description and tags (its
+    name as the turn's user reads it: the model says it to them)."""
     lines = [
-        f"- {a.name} ({a.display_name}): {a.description or 'no description'}"
+        f"- {a.name} ({a.name_in()}): {a.description or 'no description'}"
         + (f" Tags: {', '.join(a.tags)}." if a.tags else "")
         for a in targets
     ]

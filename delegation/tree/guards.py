@@ -12,6 +12,7 @@ from agents.selectors import agent_usable_by, with_what_runs_pin
 from config.db.prepared import PreparedLookup
 from delegation.models import Run
 from delegation.runs.per_run import per_run
+from delegation.tree.labels import expert_name
 
 
 class DelegationRefused(Exception):
@@ -87,7 +88,8 @@ def experts_out_of_reach(*, caller: Run) -> list[str]:
         if agent.access_permission:
             needs.append(f"the '{agent.access_permission}' permission")
         tags = f"; tags: {', '.join(agent.tags)}" if agent.tags else ""
-        out.append(f"{agent.name} ({agent.display_name}{tags}): needs {' and '.join(needs)}")
+        shown = agent.name_in(caller.language)
+        out.append(f"{agent.name} ({shown}{tags}): needs {' and '.join(needs)}")
     return out
 
 
@@ -112,23 +114,24 @@ def delegation_check(*, caller: Run, target_name: str) -> Agent:
             _("There is no agent named %(name)s. You may ask: %(allowed)s.")
             % {"name": repr(target_name), "allowed": ", ".join(allowed) or _("none")},
         )
+    shown = target.name_in(caller.language)  # refusals are read by the caller's user too
     if target.name not in allowed:
         raise DelegationRefused(
             "delegation_not_allowed",
             _("%(caller)s may not delegate to %(target)s.")
-            % {"caller": caller.agent_config["display_name"], "target": target.display_name},
+            % {"caller": expert_name(caller.agent_config, caller.language), "target": shown},
         )
     if not (target.enabled and target.delegatable):
         raise DelegationRefused(
             "delegation_unavailable",
-            _("%(target)s is not available right now.") % {"target": target.display_name},
+            _("%(target)s is not available right now.") % {"target": shown},
         )
     if target.name in caller.path:
         chain = " → ".join([*caller.path, target.name])
         raise DelegationRefused(
             "delegation_cycle",
             _("%(target)s is already working on this request (%(chain)s would loop).")
-            % {"target": target.display_name, "chain": chain},
+            % {"target": shown, "chain": chain},
         )
     limit = depth_limit(caller=caller)
     if caller.depth + 1 > limit:
@@ -145,6 +148,6 @@ def delegation_check(*, caller: Run, target_name: str) -> Agent:
         raise DelegationRefused(
             "delegation_forbidden",
             _("This user may not use %(target)s, so it cannot be asked on their behalf.")
-            % {"target": target.display_name},
+            % {"target": shown},
         )
     return target

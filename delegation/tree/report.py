@@ -22,6 +22,8 @@ from delegation.runs.claim import HandOver, with_what_steps_use
 from delegation.runs.emitter import RunEmitter, agent_tag
 from delegation.runs.hooks import HOOKS
 from delegation.runs.waits import Waits, run_resume_if_ready, waits_of, with_waits
+from delegation.tree.labels import ended as ended_label
+from delegation.tree.labels import expert_name, spoken
 
 FAILURE_WORDS = {  # (code, the sentence with and without the expert's own reason)
     RunStatus.FAILED: (
@@ -46,7 +48,7 @@ def delegation_result(*, child: Run) -> str:
     """The tool result content a finished child gives its caller's model: its answer (as the
     check of it has it said, when its answers are checked: the `checked_result` hook), or a
     failure as a structured error."""
-    name = child.agent_config["display_name"]
+    name = expert_name(child.agent_config, child.language)  # as the user reads it
     if child.status == RunStatus.SUCCEEDED:
         body: dict[str, Any] = {"ok": True, "result": {"agent": name, "answer": child.answer}}
         if child.validation:
@@ -189,13 +191,15 @@ def delegation_complete(
             return
         parent = found.run
         superseded = (child.validation or {}).get("outcome") in ("retry", "next_expert")
-        if superseded:
-            result, status = _superseded_result(child), "invalid"
-        else:
-            result, status = json.loads(delegation_result(child=child)), child.status
-        summary = child.answer[:300] if result["ok"] else result["error"]["message"]
+        with spoken(parent):  # (a sweeper or a stop reports outside the turn's step)
+            if superseded:
+                result, status = _superseded_result(child), "invalid"
+            else:
+                result, status = json.loads(delegation_result(child=child)), child.status
+            summary = ended_label(expert_name(child.agent_config, parent.language), status)
+        answer = child.answer[:300] if result["ok"] else result["error"]["message"]
         tag = agent_tag(parent)
-        message_id = _report_message(found, tag, result, status)
+        message_id = _report_message(found, tag, {**result, "summary": summary}, status)
         emit(
             envelope(
                 "delegation.completed",
@@ -208,6 +212,7 @@ def delegation_complete(
                     "run_id": str(child.id),
                     "status": status,
                     "summary": summary,
+                    "answer": answer,
                     "error": None if result["ok"] else result["error"],
                     "usage": child.usage,
                 },
@@ -218,7 +223,7 @@ def delegation_complete(
             kind="delegation_answered" if ok else "delegation_failed",
             run=child,
             summary=f"{child.agent_config['display_name']} → "
-            f"{parent.agent_config['display_name']}: {status}: {summary[:300]}",
+            f"{parent.agent_config['display_name']}: {status}: {answer[:300]}",
             data={"status": status, "caller_run_id": str(parent.id)},
         )
         # A caller handed over takes this result from here (a superseded answer gives none).

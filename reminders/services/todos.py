@@ -24,7 +24,7 @@ from reminders.dates import (
     task_window,
 )
 from reminders.models import Priority, Task, TaskStatus
-from reminders.outcome import Outcome, conflict, error, need_confirmation, success
+from reminders.outcome import Outcome, conflict, error, need_confirmation, save_anyway, success
 from reminders.selectors import task_as_data
 from reminders.services.reminders import reminders_cancel_for_task, reminders_follow_task
 from reminders.similarity import dice
@@ -187,8 +187,7 @@ def _check(
     reason = _past_reason(fields, zone, now) if past else ""
     if reason:
         return need_confirmation(
-            sentences(reason, _("Ask the user; call again with confirm=true to save it anyway.")),
-            reason="past",
+            sentences(reason, _("Not saved yet.")), ask=save_anyway(reason), reason="past"
         )
     window = _window(fields, zone)
     same_day = Task.objects.filter(user=user, status=TaskStatus.PENDING, due_date=fields.day)
@@ -203,14 +202,8 @@ def _check(
             overlaps.append(task_as_data(other))
     if not duplicates and not overlaps:
         return None
-    return conflict(
-        sentences(
-            _clash_reason(overlaps, duplicates),
-            _("Ask the user; call again with confirm=true to save it anyway."),
-        ),
-        overlaps=overlaps,
-        duplicates=duplicates,
-    )
+    reason = _clash_reason(overlaps, duplicates)
+    return conflict(reason, ask=save_anyway(reason), overlaps=overlaps, duplicates=duplicates)
 
 
 def _clash_reason(overlaps: list[dict[str, Any]], duplicates: list[dict[str, Any]]) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
+from django.utils.translation import gettext_lazy, pgettext
 
 from agents.registry import ToolContext, tool
 from reminders.dates import day_long
@@ -28,6 +28,7 @@ from reminders.tools.common import (
     "The user's pending tasks on one day in time order (timed ones, parts of the day, then "
     "any-time tasks), with that day's pending reminders.",
     {"type": "object", "properties": {"date": DATE}, "additionalProperties": False},
+    title=gettext_lazy("Look at the day's schedule"),
 )
 @planner_tool
 def get_day_schedule(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -66,6 +67,7 @@ def get_day_schedule(context: ToolContext, args: dict[str, Any]) -> Outcome:
         },
         "additionalProperties": False,
     },
+    title=gettext_lazy("Find free time"),
 )
 @planner_tool
 def find_free_slots(context: ToolContext, args: dict[str, Any]) -> Outcome:

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, pgettext
 
 from agents.registry import ToolContext
+from agents.tool_questions import UserQuestion
 from reminders import clock
 from reminders.dates import date_readings, day_long, day_short, describe_window, weekday_iso
 from reminders.models import Task
@@ -70,10 +71,12 @@ class BadArgument(Exception):
 
 class Unclear(Exception):
     """Words people read in more than one way; becomes `need_confirmation` with the readings,
-    so nothing is saved on a guess."""
+    so nothing is saved on a guess, and `ask`: the user picks one (a button per reading) and
+    the call runs again with it."""
 
-    def __init__(self, message: str, **data: Any) -> None:
+    def __init__(self, message: str, *, ask: UserQuestion | None = None, **data: Any) -> None:
         super().__init__(message)
+        self.ask = ask
         self.data = data
 
 
@@ -84,10 +87,16 @@ def user_clock(context: ToolContext) -> UserClock:
 
 
 def read_date(
-    value: str | None, when: UserClock, default: str = "today", *, strict: bool = False
+    value: str | None,
+    when: UserClock,
+    default: str = "today",
+    *,
+    strict: bool = False,
+    argument: str = "date",
 ) -> date:
     """A date argument resolved against the user's today; `strict` (tools that save) refuses
-    to guess between readings ("next saturday" on a Wednesday) and raises Unclear."""
+    to guess between readings ("next saturday" on a Wednesday) and raises Unclear, whose
+    question's answer fills `argument`."""
     try:
         readings = date_readings(value or default, when.today)
     except ValueError as exc:
@@ -95,11 +104,14 @@ def read_date(
     if strict and len(readings) > 1:
         first, second = readings[:2]  # the rules give at most two readings
         raise Unclear(
-            _(
-                "“%(value)s” could be %(first)s or %(second)s. Nothing was saved; ask the user "
-                "which, then call again with the date as YYYY-MM-DD."
-            )
+            _("“%(value)s” could be %(first)s or %(second)s. Nothing was saved yet.")
             % {"value": value, "first": day_long(first), "second": day_long(second)},
+            ask=UserQuestion(
+                _("Which day do you mean by “%(value)s”?") % {"value": value},
+                [day_long(day) for day in readings],
+                answer_into=argument,
+                values=[day.isoformat() for day in readings],
+            ),
             reason="ambiguous_date",
             dates=[day.isoformat() for day in readings],
         )
@@ -112,14 +124,19 @@ def read_time(value: str | None) -> time | None:
 
 
 def read_span(
-    start: str | None, end: str | None, *, known_start: time | None = None
+    start: str | None,
+    end: str | None,
+    *,
+    known_start: time | None = None,
+    arguments: tuple[str, str] = ("start", "end"),
 ) -> tuple[time | None, time | None]:
     """Start and end arguments of a task that is saved: a bare small hour is settled by the
-    other end when only one reading fits (下午3点 to 5点 ends 17:00), else raises Unclear."""
+    other end when only one reading fits (下午3点 to 5点 ends 17:00), else raises Unclear
+    (the user's pick fills the argument of `arguments`, the start's and the end's names)."""
     first, last = _clock_of(start), _clock_of(end)
     clear_end = last.at if last is not None and not last.vague else None
-    start_at = _settled(start, first, before=clear_end)
-    end_at = _settled(end, last, after=start_at or known_start)
+    start_at = _settled(start, first, arguments[0], before=clear_end)
+    end_at = _settled(end, last, arguments[1], after=start_at or known_start)
     return start_at, end_at
 
 
@@ -139,6 +156,7 @@ def _at(reading: Clock | None) -> time | None:
 def _settled(
     value: str | None,
     reading: Clock | None,
+    argument: str,
     *,
     after: time | None = None,
     before: time | None = None,
@@ -153,24 +171,35 @@ def _settled(
     ]
     if len(fitting) == 1 and (after is not None or before is not None):
         return fitting[0]
+    times = [f"{at:%H:%M}" for at in readings]
     raise Unclear(
-        _(
-            "“%(value)s” could be %(first)s or %(second)s. Nothing was saved; ask the user, then "
-            "call again with the time as HH:MM (24-hour)."
-        )
-        % {"value": value, "first": f"{readings[0]:%H:%M}", "second": f"{readings[1]:%H:%M}"},
+        _("“%(value)s” could be %(first)s or %(second)s. Nothing was saved yet.")
+        % {"value": value, "first": times[0], "second": times[1]},
+        ask=UserQuestion(
+            _("Which time do you mean by “%(value)s”?") % {"value": value},
+            times,
+            answer_into=argument,
+            values=times,
+        ),
         reason="ambiguous_time",
-        times=[f"{at:%H:%M}" for at in readings],
+        times=times,
     )
 
 
-def read_day(args: dict[str, Any], when: UserClock, default: str | None = "today") -> date | None:
+def read_day(
+    args: dict[str, Any],
+    when: UserClock,
+    default: str | None = "today",
+    *,
+    argument: str = "date",
+) -> date | None:
     """A saved task's date: the `date` argument, else the day its start names (明晚8点 is
-    tomorrow), else `default`. A date and a start naming different days is an error."""
+    tomorrow), else `default`. A date and a start naming different days is an error.
+    `argument`: the name the call gave the date by (the user's pick of a reading fills it)."""
     implied = _day_of_start(args.get("start"), when)
     if not args.get("date"):
         return implied or (read_date(default, when) if default else None)
-    day = read_date(args["date"], when, strict=True)
+    day = read_date(args["date"], when, strict=True, argument=argument)
     if implied is not None and implied != day:
         raise BadArgument(
             _(
@@ -210,29 +239,43 @@ def find_task(context: ToolContext, args: dict[str, Any]) -> Task | Outcome:
         return error(_("You have no pending task #%(id)s.") % {"id": task_id}, candidates=[])
     if found.exact:
         count = len(found.exact)
+        said = ngettext(
+            "%(count)s pending task is titled “%(title)s”: %(tasks)s. Nothing was changed yet.",
+            "%(count)s pending tasks are titled “%(title)s”: %(tasks)s. Nothing was changed yet.",
+            count,
+        ) % {"count": count, "title": title, "tasks": _listed(found.exact)}
         return need_confirmation(
-            ngettext(
-                "%(count)s pending task is titled “%(title)s”: %(tasks)s. Nothing was changed; "
-                "ask which one, then call again with its task_id.",
-                "%(count)s pending tasks are titled “%(title)s”: %(tasks)s. Nothing was changed; "
-                "ask which one, then call again with its task_id.",
-                count,
-            )
-            % {"count": count, "title": title, "tasks": _listed(found.exact)},
+            said,
+            ask=which_task(
+                _("Several tasks are titled “%(title)s”. Which one?") % {"title": title},
+                found.exact,
+            ),
             reason="several_matches",
             candidates=[task_as_data(task) for task in found.exact[:10]],
         )
     if found.similar:
         return need_confirmation(
-            _(
-                "No pending task is titled “%(title)s”. Similar: %(tasks)s. Nothing was changed; "
-                "ask the user whether they mean one of these, then call again with its task_id."
-            )
+            _("No pending task is titled “%(title)s”. Similar: %(tasks)s. Nothing was changed yet.")
             % {"title": title, "tasks": _listed(found.similar)},
+            ask=which_task(
+                _("No task is titled “%(title)s”. Did you mean one of these?") % {"title": title},
+                found.similar,
+            ),
             reason="no_exact_match",
             candidates=[task_as_data(task) for task in found.similar],
         )
     return error(_("No pending task matches “%(title)s”.") % {"title": title}, candidates=[])
+
+
+def which_task(question: str, tasks: list[Task]) -> UserQuestion:
+    """A question for the user with one button per task (the call runs again with its id)."""
+    tasks = tasks[:10]
+    return UserQuestion(
+        question,
+        [_listed([task]) for task in tasks],
+        answer_into="task_id",
+        values=[task.pk for task in tasks],
+    )
 
 
 def _listed(tasks: list[Task]) -> str:
@@ -264,6 +307,6 @@ def planner_tool(handler: Callable[[ToolContext, dict[str, Any]], Outcome]) -> C
         except BadArgument as exc:
             return error(str(exc)).as_result()
         except Unclear as exc:
-            return need_confirmation(str(exc), **exc.data).as_result()
+            return need_confirmation(str(exc), ask=exc.ask, **exc.data).as_result()
 
     return run

@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from agents.registry import ToolContext, tool
+from agents.tool_questions import UserQuestion
 from config.text import sentences
 from reminders import weather
 from reminders.dates import day_long, day_short_time, describe_window
@@ -32,6 +33,7 @@ from reminders.tools.common import (
     read_day,
     read_span,
     user_clock,
+    which_task,
 )
 from reminders.tools.todos import new_task_fields
 from reminders.tools.weather import FORECAST_DAYS
@@ -83,6 +85,7 @@ _NONE_OF = {
         "additionalProperties": False,
     },
     side_effect=True,
+    title=gettext_lazy("Set a reminder"),
 )
 @planner_tool
 def schedule_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -111,17 +114,22 @@ def _elsewhen(task: Task, args: dict[str, Any], when: UserClock) -> Outcome | No
     fields = new_task_fields({**args, "title": task.title}, when)
     if fields.day == task.due_date and fields.start in (None, task.start_time):
         return None
+    planned = {
+        "title": task.title,
+        "day": day_long(task.due_date),
+        "at": describe_window(start=task.start_time, end=task.end_time, segment=task.segment),
+    }
     return need_confirmation(
-        _(
-            "“%(title)s” is planned for %(day)s, %(at)s, not the time given. Nothing was "
-            "changed; ask whether to remind of it (call again with its task_id) or to plan a "
-            "new task with create_task first."
-        )
-        % {
-            "title": task.title,
-            "day": day_long(task.due_date),
-            "at": describe_window(start=task.start_time, end=task.end_time, segment=task.segment),
-        },
+        _("“%(title)s” is planned for %(day)s, %(at)s, not the time given. Nothing was set yet.")
+        % planned,
+        ask=which_task(
+            _(
+                "“%(title)s” is planned for %(day)s, %(at)s. Remind you of that task? (Or say "
+                "when the new one is.)"
+            )
+            % planned,
+            [task],
+        ),
         reason="other_time",
         candidates=[task_as_data(task)],
     )
@@ -194,9 +202,9 @@ def _asked(task: Task, args: dict[str, Any], when: UserClock) -> tuple[date, tim
     start said with it ("remind me to call Ana tomorrow at 9": at 09:00, the task's own start,
     as the title lookup checked). None: the user named no time, the default rules choose."""
     if args.get("remind_time"):
-        at, _end = read_span(args["remind_time"], None)
+        at, _end = read_span(args["remind_time"], None, arguments=("remind_time", "end"))
         said = {"date": args.get("remind_date"), "start": args["remind_time"]}
-        day = read_day(said, when, default=None) or task.due_date
+        day = read_day(said, when, default=None, argument="remind_date") or task.due_date
         return (day, at) if at is not None else None
     if args.get("remind_date"):
         raise BadArgument(_("A reminder day (remind_date) needs its time (remind_time)."))
@@ -221,6 +229,7 @@ def _forecast(city: str, task: Task, when: UserClock) -> weather.Forecast | None
         },
         "additionalProperties": False,
     },
+    title=gettext_lazy("Look up reminders"),
 )
 @planner_tool
 def list_reminders(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -248,6 +257,7 @@ def list_reminders(context: ToolContext, args: dict[str, Any]) -> Outcome:
         "additionalProperties": False,
     },
     side_effect=True,
+    title=gettext_lazy("Cancel a reminder"),
 )
 @planner_tool
 def cancel_reminder(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -276,12 +286,18 @@ def _reminder_by_title(user: Any, title: str, zone: Any) -> int | Outcome:
         return need_confirmation(
             ngettext(
                 "%(count)s pending reminder is for “%(title)s”: %(reminders)s. Nothing was "
-                "cancelled; ask which one, then call again with its reminder_id.",
+                "cancelled yet.",
                 "%(count)s pending reminders are for “%(title)s”: %(reminders)s. Nothing was "
-                "cancelled; ask which one, then call again with its reminder_id.",
+                "cancelled yet.",
                 len(exact),
             )
             % {"count": len(exact), "title": title, "reminders": _listed(exact, zone)},
+            ask=_which_reminder(
+                _("Several reminders are for “%(title)s”. Which one should be cancelled?")
+                % {"title": title},
+                exact,
+                zone,
+            ),
             reason="several_matches",
             candidates=[_candidate(r, zone) for r in exact[:10]],
         )
@@ -292,10 +308,15 @@ def _reminder_by_title(user: Any, title: str, zone: Any) -> int | Outcome:
         return need_confirmation(
             _(
                 "No pending task is titled “%(title)s”. Reminders of similar tasks: "
-                "%(reminders)s. Nothing was cancelled; ask the user whether they mean one of "
-                "these, then call again with its reminder_id."
+                "%(reminders)s. Nothing was cancelled yet."
             )
             % {"title": title, "reminders": _listed(similar, zone)},
+            ask=_which_reminder(
+                _("No task is titled “%(title)s”. Cancel one of these reminders?")
+                % {"title": title},
+                similar,
+                zone,
+            ),
             reason="no_exact_match",
             candidates=[_candidate(r, zone) for r in similar[:10]],
         )
@@ -303,10 +324,28 @@ def _reminder_by_title(user: Any, title: str, zone: Any) -> int | Outcome:
 
 
 def _listed(reminders: list[Reminder], zone: Any) -> str:
-    return list_separator().join(
-        _("#%(id)s for “%(title)s” at %(at)s")
-        % {"id": r.pk, "title": r.task.title, "at": day_short_time(r.remind_at.astimezone(zone))}
-        for r in reminders[:10]
+    return list_separator().join(_one(r, zone) for r in reminders[:10])
+
+
+def _one(reminder: Reminder, zone: Any) -> str:
+    """A reminder as the user would recognise it: id, its task's title, when it comes."""
+    at = day_short_time(reminder.remind_at.astimezone(zone))
+    return _("#%(id)s for “%(title)s” at %(at)s") % {
+        "id": reminder.pk,
+        "title": reminder.task.title,
+        "at": at,
+    }
+
+
+def _which_reminder(question: str, reminders: list[Reminder], zone: Any) -> UserQuestion:
+    """A question for the user with one button per reminder (the call runs again with its
+    id)."""
+    reminders = reminders[:10]
+    return UserQuestion(
+        question,
+        [_one(r, zone) for r in reminders],
+        answer_into="reminder_id",
+        values=[r.pk for r in reminders],
     )
 
 

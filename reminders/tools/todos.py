@@ -7,7 +7,7 @@ from datetime import date, datetime, time
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 
 from agents.registry import ToolContext, tool
 from config.text import sentences
@@ -66,6 +66,7 @@ QUERY_LIMIT = 50
         "additionalProperties": False,
     },
     side_effect=True,
+    title=gettext_lazy("Create a task"),
 )
 @planner_tool
 def create_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -108,6 +109,7 @@ def new_task_fields(args: dict[str, Any], when: UserClock) -> TaskFields:
         },
         "additionalProperties": False,
     },
+    title=gettext_lazy("Look up tasks"),
 )
 @planner_tool
 def query_tasks(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -194,6 +196,7 @@ def _found_message(total: int, first: date | None, last: date | None) -> str:
         "additionalProperties": False,
     },
     side_effect=True,
+    title=gettext_lazy("Change a task"),
 )
 @planner_tool
 def modify_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -261,6 +264,7 @@ def _shifted_end(fields: TaskFields, start: time, args: dict[str, Any]) -> time 
     "Mark a pending task done (found by task_id or title); its pending reminders are cancelled.",
     {"type": "object", "properties": TASK_REF, "additionalProperties": False},
     side_effect=True,
+    title=gettext_lazy("Mark a task done"),
 )
 @planner_tool
 def finish_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -276,6 +280,7 @@ def finish_task(context: ToolContext, args: dict[str, Any]) -> Outcome:
     "Delete a pending task (found by task_id or title); its pending reminders are cancelled.",
     {"type": "object", "properties": TASK_REF, "additionalProperties": False},
     side_effect=True,
+    title=gettext_lazy("Remove a task"),
 )
 @planner_tool
 def remove_task(context: ToolContext, args: dict[str, Any]) -> Outcome:

@@ -7,12 +7,14 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from agents.registry import ToolContext, tool
+from agents.tool_questions import UserQuestion
 from config.text import sentences
 from reminders import weather
 from reminders.dates import day_long, day_short
-from reminders.outcome import Outcome, error, success
+from reminders.outcome import Outcome, error, need_confirmation, success
 from reminders.tools.common import DATE, planner_tool, read_date, user_clock
 
 FORECAST_DAYS = 16  # how far ahead forecasts reach (Open-Meteo's limit), today included
@@ -30,6 +32,7 @@ FORECAST_DAYS = 16  # how far ahead forecasts reach (Open-Meteo's limit), today 
         },
         "additionalProperties": False,
     },
+    title=gettext_lazy("Check the weather"),
 )
 @planner_tool
 def get_weather(context: ToolContext, args: dict[str, Any]) -> Outcome:
@@ -38,7 +41,12 @@ def get_weather(context: ToolContext, args: dict[str, Any]) -> Outcome:
     day = read_date(args.get("date"), when)
     city = (args.get("city") or settings.WEATHER_DEFAULT_CITY).strip()
     if not city:
-        return error(_("Which city? Ask the user where it happens."))
+        question = _("Which city is it in?")
+        return need_confirmation(
+            _("The forecast needs a city."),
+            ask=UserQuestion(question, answer_into="city"),
+            reason="no_city",
+        )
     if not when.today <= day < when.today + timedelta(days=FORECAST_DAYS):
         return error(
             _("Forecasts cover today to %(days)s days ahead; %(day)s is outside that.")

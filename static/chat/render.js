@@ -60,6 +60,15 @@ function progressText(progress) {
   return `… ${progress.progress}${of}`;
 }
 
+// The mark before a chip's sentence: running, done, failed.
+const STATE_MARKS = { running: "", done: "✓\u00a0", error: "⚠\u00a0" };
+
+/** A chip's sentence: the server's summary, and while it runs how far it got. */
+function chipText(tool, state) {
+  if (state !== "running" || !tool.progress) return tool.summary;
+  return `${tool.summary} ${progressText(tool.progress)}`;
+}
+
 function compact(value, limit = 60) {
   const text = typeof value === "string" ? value : JSON.stringify(value ?? {});
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
@@ -178,6 +187,9 @@ export class Transcript {
     this.folds = new Map(); // replacing turn's run id -> the fold holding what it replaced
     this.thinkingEl = null; // "Thinking…" between a send and the first event of its turn
     this.retryNode = null; // the message that offers "Try again" (the latest turn's end)
+    // root run id -> the user message it answers: a turn parked on staff may answer after
+    // newer messages, and its answer then says which question it answers.
+    this.turnMessages = new Map();
     root.addEventListener("click", (e) => this.onClick(e));
     setInterval(() => this.tick(), 250);
   }
@@ -214,6 +226,26 @@ export class Transcript {
       this.labelFolds();
       this.refreshActions();
     });
+  }
+
+  /** Which user message each turn answers ({root run id: message id}, from a snapshot or
+   * a live `message.created`). */
+  noteTurns(turns) {
+    for (const [runId, messageId] of Object.entries(turns || {})) {
+      this.turnMessages.set(runId, messageId);
+    }
+  }
+
+  /** An entry agent's answer that arrives after newer user messages (its turn was parked on
+   * staff) names the question it answers. */
+  markReplyTo(node) {
+    if (node.replyTo || node.role !== "agent" || node.agent?.depth !== 0) return;
+    const asked = this.nodes.get(this.turnMessages.get(node.runId));
+    const users = this.root.querySelectorAll(":scope > article.msg.user");
+    if (!asked || !users.length || users[users.length - 1] === asked.el) return;
+    const quoted = compact(asked.text || "", 60);
+    node.replyTo = el("p", "reply-to", interpolate(gettext("In reply to “%(text)s”"), { text: quoted }));
+    node.header.after(node.replyTo);
   }
 
   isEmpty() {
@@ -257,6 +289,7 @@ export class Transcript {
         startedAt: time(m.created_at),
         endedAt: m.status === "streaming" ? null : time(m.updated_at),
         outcome: m.tool.ok === false ? m.tool.error?.message : null,
+        summary: m.tool.summary || null,
       });
       return;
     }
@@ -339,19 +372,21 @@ export class Transcript {
         display_name: d.display_name,
         task: d.task,
         status: d.status || "running",
+        summary: d.summary || null,
         startedAt: known?.startedAt ?? Date.now(),
         endedAt: null,
       })
     );
     if (!known) {
       const who = d.display_name || d.target;
-      this.hooks.announce(interpolate(gettext("Asking %(expert)s"), { expert: who }));
+      this.hooks.announce(d.summary || interpolate(gettext("Asking %(expert)s"), { expert: who }));
     }
   }
 
   delegationCompleted(ev) {
     const node = this.nodes.get(ev.message_id) || this.panels.get(ev.data.run_id);
     if (!node || node.kind !== "delegation") return;
+    if (ev.data.summary) node.summary = ev.data.summary;
     this.finishDelegation(node, ev.data.status, ev.data.error?.message || null);
   }
 
@@ -361,6 +396,7 @@ export class Transcript {
     if (ev.agent?.depth === 0 && ev.data.mode) this.setMode(ev.run_id, ev.data.mode);
     const panel = this.panels.get(ev.run_id);
     if (panel && panel.status === "running") {
+      panel.summary = null; // "Asking …" no longer holds: its status word says how it ended
       this.finishDelegation(panel, ev.data.status, ev.data.error?.message || null);
     }
     if (ev.data.status === "cancelled") {
@@ -492,6 +528,7 @@ export class Transcript {
     Object.assign(node, { text: "", status: "streaming" });
     this.nodes.set(id, node);
     this.threadFor(runId, agent).append(article);
+    this.markReplyTo(node);
     return node;
   }
 
@@ -657,22 +694,34 @@ export class Transcript {
     const t = node.tool;
     const state = t.ok === undefined || t.ok === null ? "running" : t.ok ? "done" : "error";
     node.el.dataset.status = state;
-    const args = typeof t.arguments === "string" ? t.arguments : JSON.stringify(t.arguments ?? {});
-    // A result that says what happened in words (planner tools' `message`) is the whole chip;
-    // the arguments and the JSON are one click away.
-    const said = t.ok && typeof t.result?.message === "string" && t.result.message;
-    node.summary.replaceChildren(
-      el("span", "tool-name", t.name || "tool"),
-      ...(said ? [] : [el("span", "tool-args", `(${compact(args)})`)]),
-      el("span", "tool-result", ` → ${shortResult(t)}`)
-    );
+    if (typeof t.summary === "string" && t.summary) {
+      // The server's sentence in the reader's language is the whole chip ("Searched Finance
+      // documents: 3 passages"); the call's name, arguments and JSON are one click away.
+      // Text only: a `*` in it stays a `*`.
+      node.summary.replaceChildren(
+        el("span", "tool-result tool-state", STATE_MARKS[state]),
+        el("span", "tool-summary", chipText(t, state))
+      );
+      node.summary.title = t.summary;
+    } else {
+      const args = typeof t.arguments === "string" ? t.arguments : JSON.stringify(t.arguments ?? {});
+      // A result that says what happened in words (planner tools' `message`) is the whole chip;
+      // the arguments and the JSON are one click away.
+      const said = t.ok && typeof t.result?.message === "string" && t.result.message;
+      node.summary.replaceChildren(
+        el("span", "tool-name", t.name || "tool"),
+        ...(said ? [] : [el("span", "tool-args", `(${compact(args)})`)]),
+        el("span", "tool-result", ` → ${shortResult(t)}`)
+      );
+    }
     const parts = [
       el("div", "label", gettext("Arguments")),
-      el("pre", null, pretty(t.arguments ?? {})),
+      el("pre", "tool-raw-args", pretty(t.arguments ?? {})),
     ];
+    if (t.summary && t.name) parts.unshift(el("div", "label tool-key", t.name));
     if (state !== "running") {
       parts.push(el("div", "label", t.ok ? gettext("Result") : gettext("Error")));
-      parts.push(el("pre", null, pretty(t.ok ? t.result : t.error)));
+      parts.push(el("pre", "tool-raw-result", pretty(t.ok ? t.result : t.error)));
     }
     node.detail.replaceChildren(...parts);
     setOpen(node, this.userToggled.get(id) ?? false);
@@ -721,6 +770,7 @@ export class Transcript {
       startedAt: node.startedAt ?? info.startedAt,
       endedAt: info.endedAt ?? node.endedAt ?? null,
       outcome: info.outcome ?? node.outcome ?? null,
+      summary: info.summary ?? node.summary ?? null,
     });
     if (info.run_id) {
       this.threads.set(info.run_id, node.thread);
@@ -737,12 +787,18 @@ export class Transcript {
     node.who.textContent = name;
     const word = STATUS_WORDS[node.status] || node.status;
     const asking = interpolate(gettext("Asking %(expert)s…"), { expert: name });
-    node.state.textContent = node.status === "running" ? asking : word;
+    // The server's sentence ("Asking Finance…", "Finance answered", "Could not ask …") names
+    // the expert itself: it is the whole header.
+    node.who.hidden = Boolean(node.summary);
+    node.state.textContent = node.summary || (node.status === "running" ? asking : word);
     const task = interpolate(gettext("Task: %(task)s"), { task: node.info.task || "" });
     node.task.textContent = node.info.task ? task : "";
     node.task.hidden = !node.info.task;
-    node.outcomeEl.textContent = node.outcome || "";
-    node.outcomeEl.hidden = !node.outcome;
+    // A sentence in the header already says how it ended; the outcome line adds the detail
+    // only when it says more.
+    const outcome = node.outcome && !(node.summary || "").includes(node.outcome) ? node.outcome : "";
+    node.outcomeEl.textContent = outcome;
+    node.outcomeEl.hidden = !outcome;
     this.paintDuration(node);
   }
 

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from django.utils import translation
+from django.utils.translation import gettext
 
 from agents.models import Agent
 from agents.providers import provider_for
@@ -142,7 +144,7 @@ def test_without_tools_it_says_it_is_offline_and_quotes_the_user():
 def test_explanation_lists_the_offered_tools():
     reply = _text(_stream(_request("hello", tools=["current_time", "calculate"])))
 
-    assert "I can use these tools: calculate, current_time." in reply
+    assert "I can use these tools: Calculate and Check the time." in reply  # never their keys
 
 
 def test_a_long_message_is_quoted_shortened():
@@ -195,7 +197,8 @@ def test_describes_a_tool_error():
 
     reply = _text(_stream(request))
 
-    assert reply == f"{OFFLINE_LABEL} The calculate tool reported a problem: Division by zero."
+    # The tool by the name people know it by, never its function name.
+    assert reply == f"{OFFLINE_LABEL} The Calculate tool reported a problem: Division by zero."
 
 
 def test_describes_a_result_cut_to_the_size_limit(settings):
@@ -204,7 +207,7 @@ def test_describes_a_result_cut_to_the_size_limit(settings):
 
     reply = _text(_stream(_after_tool("search_my_chats", {"query": "pizza"}, json.loads(content))))
 
-    assert reply.startswith(f"{OFFLINE_LABEL} The search_my_chats tool returned: ")
+    assert reply.startswith(f"{OFFLINE_LABEL} The Search your chats tool returned: ")
     assert "pizza pizza" in reply
     assert "null" not in reply
 
@@ -274,3 +277,52 @@ def test_an_errand_at_a_time_starts_with_the_task_expert(text):
 def test_words_that_only_look_like_an_errand_do_not_start_a_plan(text):
     call = _call(_planner_request(text))
     assert call is None or call[0] != "delegate"
+
+
+def test_a_tool_error_names_the_tool_in_the_users_language():
+    request = _after_tool(
+        "calculate",
+        {"expression": "1/0"},
+        {"ok": False, "error": {"code": "tool_error", "message": "除以零。"}},
+        question="這個算式等於多少？",
+    )
+
+    with translation.override("zh-hant"):
+        label = gettext("Calculate")
+    reply = _text(_stream(request))
+
+    assert label in reply and "calculate" not in reply
+
+
+def test_a_result_that_says_what_it_did_is_said_in_its_words():
+    request = _after_tool(
+        "search_my_chats",
+        {"query": "pizza"},
+        {"ok": True, "result": {"matches": [], "message": "No chat mentions “pizza”."}},
+    )
+
+    reply = _text(_stream(request))
+
+    assert reply == f"{OFFLINE_LABEL} No chat mentions “pizza”."
+
+
+def _team_request(text: str) -> ModelRequest:
+    finance = Agent(name="finance", display_name="Finance expert", tags=["finance", "財務", "报销"])
+    return ModelRequest(
+        model="",
+        messages=[{"role": "user", "content": text}],
+        tools=[get_tool("ask_human").openai_schema(), delegate_tool_schema([finance])],
+    )
+
+
+@pytest.mark.parametrize(
+    "text", ["轉人工：我的財務報銷還沒下來", "escalate: my finance claim is late", "报销转人工"]
+)
+def test_an_explicit_request_for_a_person_wins_over_a_department_word(text):
+    call = _call(_team_request(text))
+    assert call is not None and call[0] == "ask_human", call
+
+
+def test_department_words_alone_still_ask_the_expert():
+    call = _call(_team_request("我的財務報銷還沒下來"))
+    assert call is not None and call[0] == "delegate" and call[1]["target"] == "finance"

@@ -73,7 +73,9 @@ async def test_depth_one_delegation_streams_tagged_and_is_recorded(user, team):
         "path": ["boss", "finance"],
     }
     done = of_type(events, "delegation.completed")[0]
-    assert done["data"]["status"] == "succeeded" and done["data"]["summary"] == "The budget is 60."
+    assert done["data"]["status"] == "succeeded" and done["data"]["answer"] == "The budget is 60."
+    assert done["data"]["summary"] == "Finance answered"  # a sentence, not the answer
+    assert started["data"]["summary"] == "Asking Finance…"
     order = [e["type"] for e in events]
     assert order.index("delegation.started") < order.index("delegation.completed")
     assert events[-2]["data"]["text"] == "Finance says 60."
@@ -155,7 +157,8 @@ async def test_guard_refusals_reach_the_model_and_the_user(user, team, target, c
         e for e in of_type(events, "delegation.completed") if e["data"]["status"] == "refused"
     ]
     assert refused and refused[0]["data"]["error"]["code"] == code
-    assert refused[0]["data"]["summary"] == result["error"]["message"]
+    assert refused[0]["data"]["answer"] == ""
+    assert refused[0]["data"]["summary"].startswith("Could not ask ")  # why: in `error`
     assert events[-1]["data"]["status"] == "succeeded"  # the turn still ends with an answer
     assert len(await runs()) == (2 if target == "boss" else 1)
 
@@ -246,7 +249,8 @@ async def test_child_past_its_deadline_resumes_the_caller_with_an_error(user, te
         events.append(await ws.receive_json_from(timeout=10))
     done = of_type(events, "delegation.completed")[0]
     assert done["data"]["status"] == "timed_out"
-    assert done["data"]["summary"].startswith("I asked the Slow but it did not answer in time")
+    assert done["data"]["answer"].startswith("I asked the Slow but it did not answer in time")
+    assert done["data"]["summary"] == "Slow did not answer in time"
     result = tool_results(team.requests["boss"][1])[0]
     assert result["error"]["code"] == "delegation_timed_out" and result["status"] == "timed_out"
     assert events[-1]["data"]["status"] == "succeeded"

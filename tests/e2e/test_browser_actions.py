@@ -178,8 +178,8 @@ def test_suggestions_send_thinking_shows_and_planner_chips_read_well(
     panel = page.locator(".msg.delegation").first
     panel.locator("summary").first.click()
     chip = panel.locator(".msg.tool").first
-    result = chip.locator(".tool-result").inner_text()
-    assert "→ Created “pick up Mum at the airport” on Saturday" in result, result
+    result = chip.locator("summary").inner_text()
+    assert "Created “pick up Mum at the airport” on Saturday" in result, result
     assert chip.locator(".tool-args").count() == 0  # the sentence, not the arguments
     chip.locator("summary").click()
     assert '"message"' in chip.locator(".tool-detail pre").last.inner_text()

@@ -67,11 +67,12 @@ def test_an_mcp_call_shows_its_progress_then_its_result(
     screenshot(page, "mcp-tool-progress")
     page.wait_for_selector("#transcript .msg.agent[data-status=completed]")
     chip = page.locator(CHIP).first
-    assert "mcp__ledger-http__slow" in chip.text_content()
-    assert chip.text_content().endswith("→ slow done")
+    # A sentence (the server's name, the tool, what it said), not the function name.
+    assert "mcp__ledger-http__slow" not in chip.text_content()
+    assert chip.text_content().endswith(": slow done")
     assert page.locator("#transcript .msg.tool").first.get_attribute("data-status") == "done"
     screenshots(page, "mcp-tool-call")
     page.reload()
     page.wait_for_selector(CHIP)
-    assert page.locator(CHIP).first.text_content().endswith("→ slow done")
+    assert page.locator(CHIP).first.text_content().endswith(": slow done")
     assert page.console_errors == []

@@ -95,7 +95,15 @@ def test_kb_documents_lists_the_latest_first_and_filters(corpus, upload, user):
     listed = body["result"]["documents"]
     assert [d["title"] for d in listed] == ["2026年假勤規定", listed[1]["title"]]
     assert listed[0]["effective_date"] == "2026-12-01" and listed[0]["kb"] == "hr"
-    assert set(listed[0]) == {"document_id", "title", "version", "effective_date", "source", "kb"}
+    assert set(listed[0]) == {
+        "document_id",
+        "title",
+        "version",
+        "effective_date",
+        "source",
+        "kb",
+        "kb_name",
+    }
     found = call("kb_documents", user, corpus["hr_agent"], query="假勤规定", sort="title")  # 简体
     assert [d["title"] for d in found["result"]["documents"]] == [
         "2025年假勤規定",

@@ -15,9 +15,11 @@ from django.utils.translation import gettext
 
 from agents.demo import PLANNER_TEAM
 from agents.models import Agent
+from delegation.humans.decisions import item_decide
+from delegation.humans.models import InboxItem
 from delegation.models import FINAL_STATUSES, Run
 from delegation.turns import turn_start
-from reminders.dates import day_long, day_short_time
+from reminders.dates import day_long, when_said
 from reminders.models import Reminder, Task
 from reminders.offline_rules import PLANNER_RULES
 from reminders.remind_time import rule_name
@@ -160,6 +162,26 @@ def turn(user, words: str) -> Run:
     raise AssertionError("the turn did not finish")
 
 
+def turn_answering_the_city(user, words: str, city: str) -> Run:
+    """A turn whose weather expert asks the user which city (answered as the page would)."""
+    return turn_answering(user, words, city)
+
+
+def turn_answering(user, words: str, answer: str) -> Run:
+    """A turn whose tools ask the user (answered `answer`, as the page's answer box would)."""
+    turn_start(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=words)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        root = Run.objects.filter(parent=None, task=words).first()
+        if root is not None and root.status in FINAL_STATUSES:
+            return root
+        asked = InboxItem.objects.filter(status="pending", user=user).first()
+        if asked is not None:
+            item_decide(item=asked, user=user, decision="approve", answer=answer)
+        time.sleep(0.05)
+    raise AssertionError("the turn did not finish")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_offline_demo_team_plans_and_reminds(taipei_user, clock, fixed_weather, settings):
     settings.DEFAULT_MODEL_PROVIDER = "offline"
@@ -168,11 +190,18 @@ def test_the_offline_demo_team_plans_and_reminds(taipei_user, clock, fixed_weath
     added = turn(taipei_user, "add a task: pick up Anna at the airport Saturday morning")
     assert "Created “pick up Anna at the airport” on Saturday 14 June 2025" in added.answer
     assert Task.objects.get().segment == "morning"
-    guessed = turn(taipei_user, "remind me about the airport pickup in Taipei")
-    assert "No pending task is titled “airport pickup”" in guessed.answer  # only a candidate
-    assert "“pick up Anna at the airport”" in guessed.answer and not Reminder.objects.exists()
+    # Only a similar title: the user is asked which task (a button per candidate); "no" sets
+    # nothing, and the answer says so in plain words.
+    guessed = turn_answering(taipei_user, "remind me about the airport pickup in Taipei", "no")
+    asked = InboxItem.objects.get(tool="schedule_reminder")
+    assert asked.audience == "user"
+    assert asked.options[0].endswith(
+        "“pick up Anna at the airport” (Saturday 2025-06-14, morning (08:00–12:00))"
+    )
+    assert "No pending task is titled “airport pickup”" in guessed.answer
+    assert "task_id" not in guessed.answer and not Reminder.objects.exists()
     reminded = turn(taipei_user, "remind me about Pick up Anna at the airport in Taipei")
-    assert "Reminder set for Friday 13 June 20:00" in reminded.answer
+    assert "Reminder set for Fri 13 Jun at 20:00 (Asia/Taipei)" in reminded.answer
     reminder = Reminder.objects.get()
     assert reminder.remind_at == datetime(2025, 6, 13, 20, tzinfo=TAIPEI)
     assert "bring an umbrella" in reminder.content
@@ -194,8 +223,12 @@ def test_the_offline_team_saves_an_afternoon_time_in_24_hours(taipei_user, clock
     )
     assert created in added.answer and "星期四" in added.answer  # in the user's language
     assert Task.objects.get().start_time == dt_time(15)
-    asked = turn(taipei_user, "添加任务：后天3点开会")  # 03:00 or 15:00: asked, not guessed
-    assert "03:00" in asked.answer and "15:00" in asked.answer and Task.objects.count() == 1
+    # 03:00 or 15:00: asked with buttons, not guessed; the user's choice is saved.
+    turn_answering(taipei_user, "添加任务：后天3点开会", "15:00")
+    question = InboxItem.objects.get(tool="create_task")
+    assert question.audience == "user" and question.options == ["03:00", "15:00"]
+    later = Task.objects.get(due_date=date(2025, 6, 13))
+    assert later.title == "开会" and later.start_time == dt_time(15)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -215,7 +248,7 @@ def test_the_offline_team_reads_a_task_written_in_traditional_chinese(taipei_use
             "Pick up Anna at the airport on Saturday morning",
             "Pick up Anna at the airport",
             "en",
-            "Friday",
+            "Fri 13 Jun",
         ),
     ],
 )
@@ -225,7 +258,7 @@ def test_the_offline_entry_agent_plans_an_errand_across_three_experts(
 ):
     settings.DEFAULT_MODEL_PROVIDER = "offline"
     seed()
-    root = turn(taipei_user, words)
+    root = turn_answering_the_city(taipei_user, words, "Taipei")
     experts = list(Run.objects.filter(parent=root).order_by("created_at"))
     # One after the other: the task first, then the weather, then the reminder for that task.
     assert [r.agent_config["name"] for r in experts] == ["tasks", "weather", "reminders"]
@@ -239,14 +272,16 @@ def test_the_offline_entry_agent_plans_an_errand_across_three_experts(
     # The answer reports every step, in the user's language.
     reminder_set = said(
         language,
-        "Reminder set for %(at)s (%(rule)s, %(zone)s).",
-        at=lambda: day_short_time(datetime(2025, 6, 13, 20, tzinfo=TAIPEI)),
+        "Reminder set for %(when)s (%(zone)s): no time was asked for it, so %(rule)s.",
+        when=lambda: when_said(datetime(2025, 6, 13, 20, tzinfo=TAIPEI), date(2025, 6, 11)),
         rule=lambda: rule_name("20:00 the day before"),
         zone="Asia/Taipei",
     )
     assert title in root.answer and reminder_set in root.answer and friday in root.answer
-    # The weather needs a place; the model does not invent one.
-    assert said(language, "Which city? Ask the user where it happens.") in root.answer
+    # The weather needs a place: the user was asked (not told to tell the model), and answered.
+    asked = InboxItem.objects.get(tool="get_weather")
+    assert asked.audience == "user" and asked.question == said(language, "Which city is it in?")
+    assert "Taipei" in root.answer and "Ask the user" not in root.answer
 
 
 @pytest.mark.django_db(transaction=True)
@@ -260,15 +295,19 @@ def test_a_message_routed_by_its_words_is_not_turned_into_a_plan(taipei_user, cl
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
-    ("words", "title", "starts", "remind_at"),
+    ("words", "title", "starts", "remind_at", "language"),
     [
-        ("Remind me to call Ana tomorrow at 9", "call Ana", dt_time(9), (11, 20)),
-        ("提醒我今天下午三點開會", "開會", dt_time(15), (11, 13)),
+        ("Remind me to call Ana tomorrow at 9", "call Ana", dt_time(9), (12, 9), "en"),
+        ("提醒我明天下午三點開會", "開會", dt_time(15), (12, 15), "zh-hant"),
+        ("提醒我明天下午三点开会", "开会", dt_time(15), (12, 15), "zh-hans"),
+        ("提醒我今天下午三點開會", "開會", dt_time(15), (11, 15), "zh-hant"),
     ],
 )
-def test_the_offline_team_reminds_of_something_not_yet_planned(
-    taipei_user, clock, settings, words, title, starts, remind_at
+def test_the_offline_team_reminds_at_the_time_asked(
+    taipei_user, clock, settings, words, title, starts, remind_at, language
 ):
+    """The time said is when the reminder comes (not 20:00 the evening before), and the
+    answer says when, in the user's timezone and language."""
     settings.DEFAULT_MODEL_PROVIDER = "offline"
     seed()
     run = turn(taipei_user, words)
@@ -276,5 +315,9 @@ def test_the_offline_team_reminds_of_something_not_yet_planned(
     assert (task.title, task.start_time) == (title, starts)
     reminder = Reminder.objects.get(task=task)
     day, hour = remind_at
-    assert reminder.remind_at == datetime(2025, 6, day, hour, tzinfo=TAIPEI)
+    at = datetime(2025, 6, day, hour, tzinfo=TAIPEI)
+    assert reminder.remind_at == at
     assert title in run.answer and "No pending task" not in run.answer
+    with translation.override(language):
+        when = when_said(at, date(2025, 6, 11))
+    assert f"{when} (Asia/Taipei)" in run.answer or f"{when}（Asia/Taipei）" in run.answer

@@ -211,7 +211,10 @@ def test_get_weather_tool_through_open_meteo(open_meteo, settings, taipei_user, 
 
 def test_get_weather_tool_errors(taipei_user, clock, fixed_weather, settings):
     assert call(taipei_user, "get_weather", city="Atlantis")["status"] == "error"
-    assert "Which city" in call(taipei_user, "get_weather")["message"]
+    no_city = call(taipei_user, "get_weather")
+    assert no_city["status"] == "need_confirmation" and "Ask the user" not in no_city["message"]
+    assert no_city["ask"]["question"] == "Which city is it in?"  # put to the user by the engine
+    assert no_city["ask"]["answer_into"] == "city"
     settings.WEATHER_DEFAULT_CITY = "Taipei"
     assert call(taipei_user, "get_weather")["status"] == "success"
     past = call(taipei_user, "get_weather", city="Taipei", date="yesterday")
