@@ -10,19 +10,71 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, Provider
+from agents.names import (
+    DESCRIPTION_MAX_CHARS,
+    LANGUAGES,
+    NAME_MAX_CHARS,
+    validate_descriptions,
+    validate_display_names,
+)
 from agents.validation import stale_tool_keys
 from config.api_fields import StrictCharField, StrictModelSerializer, StrictSlugRelatedField
 
 
+def _per_language_schema(max_chars: int) -> dict[str, Any]:
+    """An object with an optional text per language, and no other key."""
+    text = {"type": "string", "maxLength": max_chars}
+    return {
+        "type": "object",
+        "properties": {language: text for language in LANGUAGES},
+        "additionalProperties": False,
+    }
+
+
+@extend_schema_field(_per_language_schema(NAME_MAX_CHARS))
+class NamesField(serializers.DictField):
+    """{"en": …, "zh-hant": …, "zh-hans": …}: a name per language (any may be left out)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(
+            child=StrictCharField(
+                max_length=NAME_MAX_CHARS, allow_blank=True, trim_whitespace=False
+            ),
+            validators=[validate_display_names],
+            **kwargs,
+        )
+
+
+@extend_schema_field(_per_language_schema(DESCRIPTION_MAX_CHARS))
+class DescriptionsField(serializers.DictField):
+    """{"en": …, "zh-hant": …, "zh-hans": …}: a description per language."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(
+            child=StrictCharField(
+                max_length=DESCRIPTION_MAX_CHARS, allow_blank=True, trim_whitespace=False
+            ),
+            validators=[validate_descriptions],
+            **kwargs,
+        )
+
+
 class AgentSummarySerializer(serializers.ModelSerializer):
     """What a user (or a router) needs to know about an agent."""
+
+    display_names = NamesField(read_only=True)
+    descriptions = DescriptionsField(read_only=True)
 
     class Meta:
         model = Agent
         fields = [
             "name",
             "display_name",
+            "display_names",
             "description",
+            "descriptions",
             "tags",
             "is_entry",
             "delegatable",
@@ -48,6 +100,8 @@ class AgentSerializer(StrictModelSerializer):
     """The full definition, as staff edit it. This checks shapes only: the rules (the admin
     form's) run in agents.services.agent_save, which the API view calls."""
 
+    display_names = NamesField()
+    descriptions = DescriptionsField()
     tags = serializers.ListField(
         child=StrictCharField(max_length=60), required=False, max_length=50
     )

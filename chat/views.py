@@ -14,6 +14,7 @@ from agents.mcp.selectors import connectable_servers
 from agents.models import Agent
 from agents.selectors import agent_usable_by
 from chat.selectors import sessions_of
+from config.text import joined
 
 # Starters on the empty page, each offered only when what answers it is there (an expert of the
 # entry agent this user may use, or a tool of the entry agent), and each worded so the built-in
@@ -34,12 +35,11 @@ FIRST_PAINT_SESSIONS = 100  # the rest come from /api/v1/sessions/ ("Show more")
 def usable_experts(*, entry: Agent, user: Any) -> list[Agent]:
     """The experts the entry agent may ask that this user may use: an expert behind an access
     rule the user does not pass is not offered on the start page."""
-    experts = (
-        entry.allowed_subagents.filter(enabled=True, delegatable=True)
-        .select_related("access_group")
-        .order_by("display_name")
+    experts = entry.allowed_subagents.filter(enabled=True, delegatable=True).select_related(
+        "access_group"
     )
-    return [agent for agent in experts if agent_usable_by(agent=agent, user=user)]
+    usable = [agent for agent in experts if agent_usable_by(agent=agent, user=user)]
+    return sorted(usable, key=lambda agent: agent.name_in())
 
 
 def suggestions_for(*, entry: Agent | None, experts: list[Agent]) -> list[str]:
@@ -71,10 +71,14 @@ def chat_index(request: HttpRequest) -> HttpResponse:
         "sessions": sessions[:FIRST_PAINT_SESSIONS],
         "more_sessions": len(sessions) > FIRST_PAINT_SESSIONS,
         "entry_agent": entry,
-        "experts": [agent.display_name for agent in experts],
+        # Names in the page's language; `experts_joined` as a list is written there (、 in
+        # Chinese), `entry_name` the entry agent's name.
+        "experts": [agent.name_in() for agent in experts],
+        "experts_joined": joined([agent.name_in() for agent in experts]),
+        "entry_name": entry.name_in() if entry else "",
         "offline": offline,
         "suggestions": suggestions_for(entry=entry, experts=experts),
-        "page_title": entry.display_name if entry else _("Agents"),
+        "page_title": entry.name_in() if entry else _("Agents"),
         "max_chars": settings.CHAT_MAX_MESSAGE_CHARS,
         # Systems that act with each person's own account (agents/mcp): a link to connect them.
         "connections": bool(connectable_servers(user=request.user)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -87,10 +88,16 @@ Up to 30 days a year (half pay). More than 3 consecutive days need a doctor's ce
 Up to 14 days a year, unpaid. Ask your manager one working day ahead.
 """
 
-DEMO = {
+DEMO: dict[str, dict[str, Any]] = {
     "finance": {
         "display_name": "Finance documents",
+        "display_names": {"en": "Finance documents", "zh-hant": "財務文件", "zh-hans": "财务文件"},
         "description": "Quarterly financial reports and the expense policy.",
+        "descriptions": {
+            "en": "Quarterly financial reports and the expense policy.",
+            "zh-hant": "每季財務報告與費用報銷規定。",
+            "zh-hans": "每季财务报告与费用报销规定。",
+        },
         "group": "finance",
         "documents": [
             ("q3-2026.md", "2026年第三季財務報告", date(2026, 10, 15), Q3_REPORT),
@@ -100,7 +107,13 @@ DEMO = {
     },
     "hr": {
         "display_name": "HR rules",
+        "display_names": {"en": "HR rules", "zh-hant": "人資規定", "zh-hans": "人资规定"},
         "description": "Leave and attendance rules (人資假勤規定).",
+        "descriptions": {
+            "en": "Leave and attendance rules.",
+            "zh-hant": "人資假勤規定：請假與出勤。",
+            "zh-hans": "人资假勤规定：请假与出勤。",
+        },
         "group": None,
         "documents": [
             ("leave-rules.md", "人資假勤規定", date(2026, 1, 1), HR_LEAVE_RULES),
@@ -122,7 +135,9 @@ def knowledge_seed_demo(*, demo_username: str = "demo") -> list[KnowledgeBase]:
                 name=name,
                 defaults={
                     "display_name": spec["display_name"],
+                    "display_names": spec["display_names"],
                     "description": spec["description"],
+                    "descriptions": spec["descriptions"],
                     "access_group": group,
                 },
             )

@@ -6,91 +6,162 @@ from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from agents.names import text_in, validate_descriptions, validate_display_names
 
 
 class KnowledgeBase(models.Model):
     """A set of documents some agents may search, readable by the users its access rule allows."""
 
-    name = models.SlugField(max_length=64, unique=True, help_text="Stable identifier, e.g. hr.")
-    display_name = models.CharField(max_length=120)
-    description = models.TextField(blank=True, help_text="What the documents are about.")
+    name = models.SlugField(
+        _("name"), max_length=64, unique=True, help_text=_("Stable identifier, e.g. hr.")
+    )
+    display_name = models.CharField(
+        _("display name"),
+        max_length=120,
+        help_text=_("The name people read where no name in their language is set."),
+    )
+    # Per language ("en", "zh-hant", "zh-hans"): the name and description people read there.
+    display_names = models.JSONField(
+        _("names per language"),
+        default=dict,
+        blank=True,
+        validators=[validate_display_names],
+        help_text=_(
+            'The name in each language, e.g. {"zh-hant": "財務文件", "zh-hans": "财务文件", '
+            '"en": "Finance documents"}.'
+        ),
+    )
+    description = models.TextField(
+        _("description"), blank=True, help_text=_("What the documents are about.")
+    )
+    descriptions = models.JSONField(
+        _("descriptions per language"),
+        default=dict,
+        blank=True,
+        validators=[validate_descriptions],
+        help_text=_("What the documents are about, in each language (en, zh-hant, zh-hans)."),
+    )
     # PROTECT: deleting the group must not silently open the knowledge base to everyone.
     access_group = models.ForeignKey(
         Group,
         null=True,
         blank=True,
         on_delete=models.PROTECT,
-        help_text="Only members of this group may read it (blank: every signed-in user).",
+        verbose_name=_("access group"),
+        help_text=_("Only members of this group may read it (blank: every signed-in user)."),
     )
     access_permission = models.CharField(
+        _("access permission"),
         max_length=200,
         blank=True,
-        help_text="Permission the reader needs, as app_label.codename (blank: none).",
+        help_text=_("Permission the reader needs, as app_label.codename (blank: none)."),
     )
     agents = models.ManyToManyField(
         "agents.Agent",
         blank=True,
         related_name="knowledge_bases",
-        help_text="Agents that may search it (they get the kb_search and kb_documents tools).",
+        verbose_name=_("agents"),
+        help_text=_("Agents that may search it (they get the kb_search and kb_documents tools)."),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
         ordering = ["name"]
+        verbose_name = _("knowledge base")
+        verbose_name_plural = _("knowledge bases")
 
     def __str__(self) -> str:
-        return self.display_name or self.name
+        return self.name_in()  # as people read it, in the active language
+
+    def name_in(self, language: str | None = None) -> str:
+        """The name people read in `language` (default: the active one), falling back to the
+        other Chinese script converted, then to the display name."""
+        return text_in(self.display_names, self.display_name or self.name, language)
+
+    def description_in(self, language: str | None = None) -> str:
+        """The description people read in `language`, falling back as names do."""
+        return text_in(self.descriptions, self.description, language)
 
 
 class DocumentStatus(models.TextChoices):
     """Where a document is in indexing."""
 
-    QUEUED = "queued", "Queued"
-    INDEXING = "indexing", "Indexing"
-    INDEXED = "indexed", "Indexed"
-    FAILED = "failed", "Failed"
+    QUEUED = "queued", _("Queued")
+    INDEXING = "indexing", _("Indexing")
+    INDEXED = "indexed", _("Indexed")
+    FAILED = "failed", _("Failed")
 
 
 class Document(models.Model):
     """One version of one document; a newer version supersedes it once indexed."""
 
-    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="documents")
-    title = models.CharField(max_length=300)
-    source = models.CharField(max_length=1000, blank=True, help_text="Path or URL it came from.")
-    effective_date = models.DateField(default=timezone.localdate)
-    version = models.PositiveIntegerField(default=1)
-    filename = models.CharField(max_length=255)
-    file_type = models.CharField(max_length=8, help_text="md, txt, html, pdf or docx.")
+    kb = models.ForeignKey(
+        KnowledgeBase,
+        on_delete=models.CASCADE,
+        related_name="documents",
+        verbose_name=_("knowledge base"),
+    )
+    title = models.CharField(_("title"), max_length=300)
+    source = models.CharField(
+        _("source"), max_length=1000, blank=True, help_text=_("Path or URL it came from.")
+    )
+    effective_date = models.DateField(_("effective date"), default=timezone.localdate)
+    version = models.PositiveIntegerField(_("version"), default=1)
+    filename = models.CharField(_("file name"), max_length=255)
+    file_type = models.CharField(
+        _("file type"), max_length=8, help_text=_("md, txt, html, pdf or docx.")
+    )
     # The original bytes live in the row (bounded by KNOWLEDGE_MAX_FILE_BYTES), so any worker
     # can (re-)index without shared file storage and a rolled-back upload leaves no orphan file.
-    original = models.BinaryField(editable=False)
-    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the original bytes.")
-    text = models.TextField(blank=True, editable=False, help_text="The extracted text.")
-    status = models.CharField(
-        max_length=8, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED
+    original = models.BinaryField(_("original file"), editable=False)
+    content_hash = models.CharField(
+        _("content hash"), max_length=64, help_text=_("SHA-256 of the original bytes.")
     )
-    status_detail = models.TextField(blank=True, help_text="The chunk count, or why it failed.")
+    text = models.TextField(
+        _("text"), blank=True, editable=False, help_text=_("The extracted text.")
+    )
+    status = models.CharField(
+        _("status"), max_length=8, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED
+    )
+    status_detail = models.TextField(
+        _("status detail"), blank=True, help_text=_("The chunk count, or why it failed.")
+    )
     # Set with the status: when it was sent to the workers (queued) or a worker took it
     # (indexing); the sweeper finds lost ones by it, and a worker's claim is known by it.
-    status_at = models.DateTimeField(null=True, blank=True, editable=False)
+    status_at = models.DateTimeField(_("status since"), null=True, blank=True, editable=False)
     attempts = models.PositiveSmallIntegerField(
+        _("attempts"),
         default=0,
         editable=False,
-        help_text="Times sent to be indexed since the upload or the last re-index.",
+        help_text=_("Times sent to be indexed since the upload or the last re-index."),
     )
-    chunk_count = models.PositiveIntegerField(default=0)
-    token_count = models.PositiveIntegerField(default=0, help_text="Index terms in its chunks.")
-    superseded = models.BooleanField(default=False)
+    chunk_count = models.PositiveIntegerField(_("chunks"), default=0)
+    token_count = models.PositiveIntegerField(
+        _("index terms"), default=0, help_text=_("Index terms in its chunks.")
+    )
+    superseded = models.BooleanField(_("superseded"), default=False)
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        verbose_name=_("superseded by"),
     )
     uploaded_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        verbose_name=_("uploaded by"),
     )
-    indexed_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    indexed_at = models.DateTimeField(_("indexed at"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
         ordering = ["-effective_date", "-created_at"]
@@ -98,6 +169,8 @@ class Document(models.Model):
             models.UniqueConstraint(fields=["kb", "content_hash"], name="knowledge_unique_content")
         ]
         indexes = [models.Index(fields=["kb", "superseded", "status"])]
+        verbose_name = _("document")
+        verbose_name_plural = _("documents")
 
     def __str__(self) -> str:
         return f"{self.title} v{self.version}"
@@ -107,30 +180,46 @@ class Document(models.Model):
         """What admins read: "indexed with N chunks", "failed: reason", "queued" or
         "indexing"."""
         if self.superseded:
-            newer = f" by version {self.superseded_by.version}" if self.superseded_by else ""
-            return f"superseded{newer}"
+            if self.superseded_by:
+                return gettext("superseded by version %(version)s") % {
+                    "version": self.superseded_by.version
+                }
+            return gettext("superseded")
         if self.status == DocumentStatus.INDEXED:
-            return f"indexed with {self.chunk_count} chunks"
+            return gettext("indexed with %(count)s chunks") % {"count": self.chunk_count}
         if self.status == DocumentStatus.FAILED:
-            return f"failed: {self.status_detail}"
-        return self.status  # queued, indexing
+            return gettext("failed: %(reason)s") % {"reason": self.status_detail}
+        return str(DocumentStatus(self.status).label).lower()  # queued, indexing
 
 
 class Chunk(models.Model):
     """A passage of an indexed, current document: what search returns and answers cite."""
 
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
-    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="chunks")
-    position = models.PositiveIntegerField()
-    heading_path = models.JSONField(default=list, blank=True)
-    text = models.TextField()
-    char_count = models.PositiveIntegerField()
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="chunks", verbose_name=_("document")
+    )
+    kb = models.ForeignKey(
+        KnowledgeBase,
+        on_delete=models.CASCADE,
+        related_name="chunks",
+        verbose_name=_("knowledge base"),
+    )
+    position = models.PositiveIntegerField(_("position"))
+    heading_path = models.JSONField(_("headings"), default=list, blank=True)
+    text = models.TextField(_("text"))
+    char_count = models.PositiveIntegerField(_("characters"))
     # Index terms made in Python (agents.knowledge.text) so SQLite and Postgres see one tokenizer.
-    search_text = models.TextField(editable=False)
-    token_count = models.PositiveIntegerField(default=0, editable=False)
-    vector = models.BinaryField(null=True, blank=True, editable=False)  # float16, little-endian
-    vector_dim = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
-    vector_model = models.CharField(max_length=200, blank=True, editable=False)
+    search_text = models.TextField(_("index terms"), editable=False)
+    token_count = models.PositiveIntegerField(_("index term count"), default=0, editable=False)
+    vector = models.BinaryField(  # float16, little-endian
+        _("vector"), null=True, blank=True, editable=False
+    )
+    vector_dim = models.PositiveSmallIntegerField(
+        _("vector dimensions"), null=True, blank=True, editable=False
+    )
+    vector_model = models.CharField(
+        _("embedding model"), max_length=200, blank=True, editable=False
+    )
 
     class Meta:
         ordering = ["document", "position"]
@@ -138,6 +227,8 @@ class Chunk(models.Model):
             models.UniqueConstraint(fields=["document", "position"], name="knowledge_chunk_pos")
         ]
         indexes = [models.Index(fields=["kb", "token_count"])]
+        verbose_name = _("chunk")
+        verbose_name_plural = _("chunks")
 
     def __str__(self) -> str:
         return f"{self.document} #{self.position}"

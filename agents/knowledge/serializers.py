@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from agents.knowledge.models import Document, KnowledgeBase
 from agents.models import Agent
+from agents.serializers import DescriptionsField, NamesField
 from config.api_fields import StrictCharField, StrictModelSerializer, StrictSlugRelatedField
 
 
@@ -21,6 +22,8 @@ class KnowledgeBaseSerializer(StrictModelSerializer):
     access_group = StrictSlugRelatedField(
         slug_field="name", required=False, allow_null=True, queryset=Group.objects.all()
     )
+    display_names = NamesField()
+    descriptions = DescriptionsField()
     document_count = serializers.SerializerMethodField()
 
     class Meta:
@@ -29,7 +32,9 @@ class KnowledgeBaseSerializer(StrictModelSerializer):
             "id",
             "name",
             "display_name",
+            "display_names",
             "description",
+            "descriptions",
             "access_group",
             "access_permission",
             "agents",

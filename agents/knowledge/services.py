@@ -23,6 +23,7 @@ from agents.knowledge.retrieval import dense
 from agents.knowledge.selectors import document_with_hash
 from agents.knowledge.text import index_terms
 from agents.models import Agent
+from agents.names import validate_descriptions, validate_display_names
 from config.enqueue import enqueue
 from config.errors import AppError
 
@@ -275,17 +276,24 @@ def knowledge_base_create(
     *,
     name: str,
     display_name: str = "",
+    display_names: dict[str, str] | None = None,
     description: str = "",
+    descriptions: dict[str, str] | None = None,
     access_group: Any = None,
     access_permission: str = "",
     agents: list[Any] = (),
 ) -> KnowledgeBase:
-    """A new knowledge base, linked to these agents."""
+    """A new knowledge base, linked to these agents; `display_names` and `descriptions` hold
+    its name and description per language (ValidationError when malformed)."""
+    validate_display_names(display_names or {})
+    validate_descriptions(descriptions or {})
     with transaction.atomic():
         kb = KnowledgeBase.objects.create(
             name=name,
             display_name=display_name or name.replace("-", " ").title(),
+            display_names=display_names or {},
             description=description,
+            descriptions=descriptions or {},
             access_group=access_group,
             access_permission=access_permission,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.utils.translation import get_language
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -12,14 +13,18 @@ from rest_framework.views import APIView
 
 from chat.selectors import access_session
 from config.api_errors import ERRORS
-from delegation.routing.memory import memory_clear
+from delegation.routing.memory import memory_clear, memory_shown
 from delegation.routing.selectors import memory_of
 
 
 class MemorySerializer(serializers.Serializer):
-    """A session's routing memory."""
+    """A session's routing memory, as its owner reads it (in the request's language)."""
 
-    last_intent = serializers.CharField(allow_null=True)
+    last_intent = serializers.CharField(
+        allow_null=True,
+        help_text="The last kind of question in words: the expert it went to, by the name "
+        "people read in the request's language, else what its mode means.",
+    )
     interested_topics = serializers.ListField(child=serializers.CharField())
     visited_docs = serializers.ListField(child=serializers.DictField())
     last_project_focus = serializers.CharField(allow_null=True)
@@ -32,18 +37,12 @@ class SessionMemoryView(APIView):
         operation_id="sessions_memory_retrieve", responses={200: MemorySerializer, **ERRORS}
     )
     def get(self, request: Request, session_id: uuid.UUID) -> Response:
-        """Intents, topics and documents routing remembers (empty when nothing is)."""
+        """Intents, topics and documents routing remembers (empty when nothing is), in the
+        request's language."""
         session = access_session(request.user, session_id)
         memory = memory_of(session=session, user=request.user)
         data = memory.data if memory else {}
-        return Response(
-            {
-                "last_intent": data.get("last_intent"),
-                "interested_topics": data.get("interested_topics", []),
-                "visited_docs": data.get("visited_docs", []),
-                "last_project_focus": data.get("last_project_focus"),
-            }
-        )
+        return Response(memory_shown(data=data, language=get_language()))
 
     @extend_schema(operation_id="sessions_memory_clear", responses={204: None, **ERRORS})
     def delete(self, request: Request, session_id: uuid.UUID) -> Response:

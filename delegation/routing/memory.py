@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models.constants import OnConflict
+from django.utils.translation import gettext_lazy as _
 
+from agents.models import Agent
 from config.db.prepared import PreparedInsert, PreparedSave
+from config.text import in_script
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, SessionMemory
 from delegation.routing.selectors import memory_of
@@ -14,6 +17,13 @@ from delegation.routing.selectors import memory_of
 MAX_TOPICS = 10
 MAX_DOCS = 20
 MAX_TEXT = 100
+
+# What a remembered mode means to the person reading their memory.
+MODE_WORDS = {
+    Mode.GUIDE: _("Being shown around"),
+    Mode.CHAT: _("A question to talk through"),
+    Mode.STRICT: _("Strict answers from documents, with sources"),
+}
 
 
 def memory_context(*, run: Run, policy: RoutingPolicy | None) -> dict[str, Any]:
@@ -63,6 +73,11 @@ def _remembered(data: dict[str, Any], run: Run, mode: str) -> dict[str, Any]:
     routing = run.routing or {}
     if routing.get("matched_rule"):
         data["last_intent"] = str(routing["matched_rule"])[:MAX_TEXT]
+        data["last_mode"] = mode
+        if routing.get("target"):
+            data["last_expert"] = str(routing["target"])[:MAX_TEXT]
+        else:
+            data.pop("last_expert", None)
     if mode != Mode.STRICT:
         topics = [*data.get("interested_topics", []), *routing.get("matched_keywords", [])]
         data["interested_topics"] = _recent_unique([t[:MAX_TEXT] for t in topics], MAX_TOPICS)
@@ -77,6 +92,35 @@ def _remembered(data: dict[str, Any], run: Run, mode: str) -> dict[str, Any]:
         if "project" in str(routing.get("matched_rule") or "") and routing.get("matched_keywords"):
             data["last_project_focus"] = ", ".join(routing["matched_keywords"])[:MAX_TEXT]
     return data
+
+
+def memory_shown(*, data: dict[str, Any], language: str) -> dict[str, Any]:
+    """Memory as its owner reads it in `language`: the last kind of question in words (the
+    expert's name there, else the mode's meaning; never a rule's or agent's identifier), topics
+    in the language's script, the documents cited."""
+    return {
+        "last_intent": _intent_words(data, language),
+        "interested_topics": [in_script(t, language) for t in data.get("interested_topics", [])],
+        "visited_docs": data.get("visited_docs", []),
+        "last_project_focus": (
+            in_script(data["last_project_focus"], language)
+            if data.get("last_project_focus")
+            else None
+        ),
+    }
+
+
+def _intent_words(data: dict[str, Any], language: str) -> str | None:
+    """The expert the last question went to, in `language`, else its mode in words. A memory
+    written before experts were recorded names rules only: an agent among them is the expert."""
+    names = [data["last_expert"]] if data.get("last_expert") else []
+    if not names and data.get("last_intent"):
+        names = [part.strip() for part in str(data["last_intent"]).split("+")]
+    expert = Agent.objects.filter(name__in=names).first() if names else None
+    if expert is not None:
+        return expert.name_in(language)
+    words = MODE_WORDS.get(data.get("last_mode", ""))
+    return str(words) if words else None
 
 
 def memory_clear(*, session: Any, user: Any) -> None:

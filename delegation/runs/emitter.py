@@ -5,6 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
+
+from agents.names import text_in
 from chat.events import emit, envelope
 from delegation.models import Run
 from delegation.runs.ended import EndWatch
@@ -16,12 +19,15 @@ SEQ_GAP = 1000
 
 
 def agent_tag(run: Run) -> dict[str, Any]:
-    """The `{kind, name, display_name, depth, path}` tag of the agent doing this run."""
+    """The `{kind, name, display_name, depth, path}` tag of the agent doing this run, its
+    display name in the run's language (as pinned: runs begun before names per language have
+    none, and show the plain display name)."""
     config = run.agent_config
+    language = run.language or settings.LANGUAGE_CODE
     return {
         "kind": "entry" if run.parent_id is None else "sub",
         "name": config["name"],
-        "display_name": config["display_name"],
+        "display_name": text_in(config.get("display_names"), config["display_name"], language),
         "depth": len(run.path) - 1,
         "path": list(run.path),
     }

@@ -1,5 +1,6 @@
 // "What the assistant remembers" of the open chat: routing's session memory (GET/DELETE
-// /api/v1/sessions/{id}/memory/), shown in a dialog the user can clear it from.
+// /api/v1/sessions/{id}/memory/), shown in a dialog the user can clear it from. The server
+// words it in the page's language (experts by their names there, never an identifier).
 
 import { memoryApi } from "./api.js";
 import { gettext } from "./i18n.js";
@@ -64,7 +65,8 @@ export class MemoryPanel {
       parts.push(section(gettext("Topics you asked about"), chips(memory.interested_topics)));
     }
     if (memory.visited_docs?.length) {
-      const titles = memory.visited_docs.map((d) => d.title || String(d.document_id));
+      const untitled = gettext("A document without a title");
+      const titles = memory.visited_docs.map((d) => d.title || untitled);
       parts.push(section(gettext("Documents it cited"), chips(titles)));
     }
     if (memory.last_project_focus) {

@@ -65,7 +65,7 @@ def test_the_user_sees_and_clears_what_routing_remembers(
     dialog = page.locator("dialog#memory")
     page.wait_for_selector("dialog#memory .memory-part")
     text = dialog.inner_text()
-    assert dialog.locator(".memory-part p").first.inner_text() == "hr"
+    assert dialog.locator(".memory-part p").first.inner_text() == "HR expert"  # not "hr"
     assert "sick leave" in dialog.locator(".memory-chips").first.inner_text()
     assert "Leave policy" in text  # the document the answer cited
     screenshots(page, "memory-panel")

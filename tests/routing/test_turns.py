@@ -146,7 +146,7 @@ async def test_strict_with_nothing_in_the_knowledge_refuses_and_names_what_is_mi
     assert (await root()).routing["mode"] == Mode.STRICT
     answers = [e["data"]["text"] for e in events if e["type"] == "message.completed"]
     assert all("5M" not in a for a in answers)
-    assert "nothing on “board salary”" in answers[-1]
+    assert "I found nothing in Fin about “board salary”." in answers[-1]
 
 
 async def test_memory_is_written_by_mode_and_never_shared_between_users(user, other_user, team):
@@ -159,7 +159,9 @@ async def test_memory_is_written_by_mode_and_never_shared_between_users(user, ot
     assert memory.data["last_intent"] == "finance" and "budget" in memory.data["interested_topics"]
     await turn_events(other_user, "嚴格：人資的特休規定")  # STRICT: only the intent
     theirs = await database_sync_to_async(SessionMemory.objects.get)(user=other_user)
-    assert theirs.data == {"last_intent": "strict-request + hr"}
+    assert theirs.data == {"last_intent": "strict-request + hr", "last_mode": "STRICT"} | {
+        "last_expert": "hr"
+    }
     assert await database_sync_to_async(SessionMemory.objects.filter(user=user).count)() == 1
 
 
@@ -167,11 +169,13 @@ def test_the_memory_api_shows_only_your_own_and_clears_it(user, other_user, clie
     from chat.models import ChatSession
 
     session = ChatSession.objects.create(id=uuid.uuid4(), user=user)
-    SessionMemory.objects.create(session=session, user=user, data={"last_intent": "finance"})
+    data = {"last_intent": "finance", "last_mode": "CHAT"}
+    SessionMemory.objects.create(session=session, user=user, data=data)
     client.force_login(other_user)
     assert client.get(f"/api/v1/sessions/{session.id}/memory/").status_code == 404
     client.force_login(user)
-    assert client.get(f"/api/v1/sessions/{session.id}/memory/").json()["last_intent"] == "finance"
+    shown = client.get(f"/api/v1/sessions/{session.id}/memory/").json()["last_intent"]
+    assert shown == "A question to talk through"  # no agent named finance: the mode, in words
     assert client.delete(f"/api/v1/sessions/{session.id}/memory/").status_code == 204
     assert not SessionMemory.objects.filter(user=user).exists()
 

@@ -38,6 +38,7 @@ class Passage:
     text: str
     effective_date: date
     kb: str
+    kb_name: str  # the knowledge base's name as people read it in the active language
     coverage: float  # share of the query's terms the passage contains
 
     def as_dict(self) -> dict:
@@ -109,6 +110,7 @@ def _passages(hits: list[Hit], terms: list) -> list[Passage]:
                 text=chunk.text,
                 effective_date=chunk.document.effective_date,
                 kb=chunk.kb.name,
+                kb_name=chunk.kb.name_in(),
                 coverage=round(coverage(terms, chunk.search_text), 3),
             )
         )
