@@ -18,7 +18,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from chat.models import ApiToken
-from chat.selectors import access_session, session_messages, sessions_of
+from chat.selectors import access_session, session_messages, sessions_of, sessions_titled
 from chat.serializers import (
     MessageAcceptedSerializer,
     MessagePageSerializer,
@@ -79,19 +79,22 @@ class SessionListView(APIView):
     @extend_schema(
         operation_id="sessions_list",
         parameters=[
-            OpenApiParameter("search", str, description="Part of the title."),
+            OpenApiParameter(
+                "search", str, description="Part of the title (繁/简 and case folded)."
+            ),
             OpenApiParameter("cursor", str, description="From a page's next/previous link."),
         ],
         responses={200: SessionPageSerializer, **ERRORS},
     )
     def get(self, request: Request) -> Response:
         """Own sessions, newest first, cursor-paginated."""
-        sessions = sessions_of(user=request.user)
         query = SessionSearchSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         search = query.validated_data.get("search", "")
         if search:
-            sessions = sessions.filter(title__icontains=search[:200])
+            sessions = sessions_titled(user=request.user, query=search[:200])
+        else:
+            sessions = sessions_of(user=request.user)
         paginator = NewestFirst()
         page = paginator.paginate_queryset(sessions, request, view=self)
         return paginator.get_paginated_response(SessionSerializer(page, many=True).data)

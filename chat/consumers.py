@@ -26,8 +26,8 @@ from chat.services import preference_set_timezone
 from config.errors import AppError, NotFound
 from delegation.humans.decisions import item_cancel, item_decide, items_close_stopped
 from delegation.humans.selectors import access_inbox_item
-from delegation.selectors import access_run, session_history, session_snapshot
-from delegation.turns import turn_start, turn_stop
+from delegation.selectors import access_run, session_history
+from delegation.turns import session_snapshot_turns, turn_start, turn_stop
 
 logger = logging.getLogger(__name__)
 
@@ -330,7 +330,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         return ChatSession.objects.filter(pk=session_id).exclude(user=self.user).exists()
 
     def _snapshot(self, session_id: uuid.UUID) -> dict[str, Any]:
-        return session_snapshot(session=access_session(self.user, session_id))
+        return session_snapshot_turns(session=access_session(self.user, session_id))
 
     async def _join(self, session_id: uuid.UUID) -> None:
         group = session_group(session_id)

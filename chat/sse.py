@@ -24,7 +24,8 @@ from chat.relay import LAYER_ERRORS, PROBE_TYPE, RelayProbe
 from chat.selectors import access_session
 from chat.tokens import ApiTokenAuthentication
 from config.errors import AppError
-from delegation.selectors import access_run, run_tree, session_snapshot
+from delegation.selectors import access_run, run_tree
+from delegation.turns import session_snapshot_turns
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +193,7 @@ async def session_events(request: HttpRequest, session_id: uuid.UUID) -> HttpRes
     except AppError as exc:
         return JsonResponse({"error": exc.as_dict()}, status=exc.status)
     subscription = _Subscription(session_group(session.id))
-    snapshot = await _join_then_load(subscription, lambda: session_snapshot(session=session))
+    snapshot = await _join_then_load(subscription, lambda: session_snapshot_turns(session=session))
     if snapshot is None:
         return _unavailable()
     event = envelope("session.snapshot", session_id=session.id, data=snapshot)
@@ -215,7 +216,7 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
 
     def load() -> tuple[dict[str, Any], set[str], bool]:
         ids = {r.id for r in run_tree(run=run)}
-        snapshot = session_snapshot(session=run.session, run_ids=ids)
+        snapshot = session_snapshot_turns(session=run.session, run_ids=ids)
         finished = type(run).objects.get(pk=run.pk).is_final
         return snapshot, {str(i) for i in ids}, finished
 

@@ -185,6 +185,12 @@ def _rubric(key: str, expected: str, evidence: dict[str, Any], grade: Grader) ->
     return outcome(key, status, expected, _answer(evidence)[:500], detail)
 
 
+def _human(key: str, expected: dict[str, Any], evidence: dict[str, Any], grade: Grader) -> Any:
+    waits = evidence.get("waits", [])
+    detail = "" if waits else "the turn never waited for a person"
+    return outcome(key, _verdict(bool(waits)), expected, waits, detail)
+
+
 CHECKS: dict[str, Callable[[str, Any, dict[str, Any], Grader], dict[str, Any]]] = {
     "mode": _mode,
     "experts": _experts,
@@ -200,6 +206,7 @@ CHECKS: dict[str, Callable[[str, Any, dict[str, Any], Grader], dict[str, Any]]] 
     "max_latency_seconds": _max_latency,
     "max_cost": _max_cost,
     "rubric": _rubric,
+    "human": _human,
 }
 
 

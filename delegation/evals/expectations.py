@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_noop
 from jsonschema import Draft202012Validator
 
 from agents.models import Agent
@@ -17,21 +18,23 @@ from delegation.routing.models import Mode
 from delegation.runs.transcript import DELEGATE
 
 # Each expectation, in the order reports list them, with its label.
+# Kept in English with each verdict; pages show gettext(LABELS[key]) (selectors.result_rows).
 LABELS: dict[str, str] = {
-    "mode": "routed mode",
-    "experts": "experts asked",
-    "tools_called": "tools called",
-    "tools_not_called": "tools not called",
-    "no_tools": "no tool",
-    "tool_arguments": "tool arguments",
-    "answer_contains": "answer contains",
-    "answer_not_contains": "answer does not contain",
-    "answer_regex": "answer matches",
-    "cited_documents": "cites documents",
-    "max_model_calls": "max model calls",
-    "max_latency_seconds": "max latency",
-    "max_cost": "max cost",
-    "rubric": "rubric",
+    "mode": gettext_noop("routed mode"),
+    "experts": gettext_noop("experts asked"),
+    "tools_called": gettext_noop("tools called"),
+    "tools_not_called": gettext_noop("tools not called"),
+    "no_tools": gettext_noop("no tool"),
+    "tool_arguments": gettext_noop("tool arguments"),
+    "answer_contains": gettext_noop("answer contains"),
+    "answer_not_contains": gettext_noop("answer does not contain"),
+    "answer_regex": gettext_noop("answer matches"),
+    "cited_documents": gettext_noop("cites documents"),
+    "max_model_calls": gettext_noop("max model calls"),
+    "max_latency_seconds": gettext_noop("max latency"),
+    "max_cost": gettext_noop("max cost"),
+    "rubric": gettext_noop("rubric"),
+    "human": gettext_noop("waits for a person"),
 }
 EXPERT_MATCHES = ("set", "ordered", "includes")
 MAX_REGEX_CHARS = 500
@@ -75,6 +78,16 @@ SCHEMA: dict[str, Any] = {
         "max_latency_seconds": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600},
         "max_cost": {"type": ["string", "number"]},
         "rubric": {"type": "string", "minLength": 1, "maxLength": 4000},
+        # How the turn's waits for a person are decided (it must wait at least once).
+        "human": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["decision"],
+            "properties": {
+                "decision": {"enum": ["approve", "reject"]},
+                "answer": {"type": "string", "minLength": 1, "maxLength": 4000},
+            },
+        },
     },
 }
 _VALIDATOR = Draft202012Validator(SCHEMA)

@@ -6,6 +6,7 @@ import json
 from xml.etree import ElementTree as ET
 
 from delegation.evals.models import CaseStatus, EvalCaseResult, EvalRun
+from delegation.evals.waits import waits_text
 from delegation.usage.money import money_text
 
 
@@ -85,6 +86,7 @@ def _evidence_text(result: EvalCaseResult) -> str:
         f"model calls: {result.model_calls}, tokens: {result.tokens}, "
         f"latency: {result.latency_ms} ms, cost: {cost}",
         *(f"not judged ({o['label']}): {o['detail']}" for o in unjudged),
+        *([f"waits: {waits_text(evidence['waits'])}"] if evidence.get("waits") else []),
         f"answer: {evidence.get('answer', '')}",
     ]
     return "\n".join(lines)

@@ -33,6 +33,7 @@ from delegation.evals.models import (
 from delegation.evals.overrides import root_run_pin
 from delegation.evals.sandbox import sandbox_acquire, sandbox_extend, sandbox_release
 from delegation.evals.services import ADVANCE, stale_after
+from delegation.evals.waits import turn_waits_decide, waits_text
 from delegation.models import Run, RunStatus
 from delegation.runs.create import run_create
 from delegation.turns import turn_start, turn_stop
@@ -183,6 +184,7 @@ def case_poll(*, run: EvalRun, result: EvalCaseResult) -> bool:
         return True
     error = ""
     if not root.is_final:
+        _waits_decided(result, root)
         if timezone.now() <= result.deadline:
             if user is not None:
                 sandbox_extend(user=user, seconds=_lease_seconds(run.suite.case_timeout))
@@ -190,13 +192,25 @@ def case_poll(*, run: EvalRun, result: EvalCaseResult) -> bool:
         turn_stop(run=root)
         root.refresh_from_db()
         error = f"The case took longer than {run.suite.case_timeout} s; its turn was stopped."
+        waits = (result.evidence or {}).get("waits", [])
+        if waits:
+            error += f" It {waits_text(waits)}."
     _case_judge(run, result, root, user, error)
     return True
 
 
+def _waits_decided(result: EvalCaseResult, root: Run) -> None:
+    """The turn's waits for a person, decided as the case says, kept with the result."""
+    decided = turn_waits_decide(root=root, expect=result.case_snapshot["expect"])
+    if decided:
+        waits = (result.evidence or {}).get("waits", [])
+        result.evidence = {**(result.evidence or {}), "waits": [*waits, *decided]}
+        result.save(update_fields=["evidence"])
+
+
 def _case_judge(run: EvalRun, result: EvalCaseResult, root: Run, user: Any, error: str) -> None:
     case = result.case_snapshot
-    evidence = turn_evidence(root=root)
+    evidence = {**turn_evidence(root=root), "waits": (result.evidence or {}).get("waits", [])}
 
     def grade(rubric: str, found: dict[str, Any]) -> tuple[str, str]:
         return rubric_grade(

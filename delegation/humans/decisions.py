@@ -74,6 +74,16 @@ def item_decide(
     return _close(item, fields, actor=user, kind=_decided_kind(item))
 
 
+def item_decide_unattended(
+    *, item: InboxItem, decision: str, answer: str = "", note: str = ""
+) -> InboxItem:
+    """Decide an item with no person (an eval case decides its own turn's items by what the
+    case says), by the same rules and with the same exactly-once resume as `item_decide`."""
+    fields = _decision_fields(item, decision, answer, note, None)
+    fields.update(decision=decision, decided_at=timezone.now())
+    return _close(item, fields, actor=None, kind=_decided_kind(item))
+
+
 def item_cancel(*, item: InboxItem, user: Any) -> InboxItem:
     """The end user stops waiting: the run goes on without an answer (a gated tool does not
     run). Only the user the run acts for may cancel."""

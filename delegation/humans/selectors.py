@@ -5,9 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
 
 from agents.knowledge.selectors import knowledge_bases_unreadable_by
+from agents.registry import get_tool
+from agents.tool_labels import tool_label
 from config.errors import NotFound
 from config.permissions import holds_model_permission
 from delegation.humans.models import Activity, Audience, InboxItem, ItemKind, Review
@@ -25,13 +29,25 @@ def _staff_scope(user: Any) -> Q:
     return Q(group="") | Q(group__in=group_names(user))
 
 
+def eval_items_q() -> Q:
+    """Items of eval turns: their runs act for a sandbox user (`EVALS_SANDBOX_PREFIX`; the
+    eval run decides them by its case, staff never see them)."""
+    return Q(user__username__startswith=settings.EVALS_SANDBOX_PREFIX)
+
+
+def is_eval_item(item: InboxItem) -> bool:
+    """Whether the item belongs to an eval turn (see eval_items_q)."""
+    return str(item.user.get_username()).startswith(settings.EVALS_SANDBOX_PREFIX)
+
+
 def inbox_items_for(*, user: Any) -> QuerySet[InboxItem]:
-    """Items the user may see: staff see the inbox (their groups' items), and everyone sees
-    the items of the runs that act for them (their questions; their requests awaiting
-    approval, which only staff may decide, and which they may cancel)."""
+    """Items the user may see: staff see the inbox (their groups' items, never an eval
+    turn's), and everyone sees the items of the runs that act for them (their questions;
+    their requests awaiting approval, which only staff may decide, and which they may
+    cancel)."""
     visible = Q(user=user)
     if user.is_staff:
-        visible |= Q(audience=Audience.STAFF) & _staff_scope(user)
+        visible |= Q(audience=Audience.STAFF) & _staff_scope(user) & ~eval_items_q()
     return InboxItem.objects.filter(visible).select_related("user", "decided_by", "run")
 
 
@@ -90,6 +106,20 @@ def waiting_for(item: InboxItem) -> str:
     return f"the {item.group} team" if item.group else "a staff member"
 
 
+def waiting_for_shown(item: InboxItem) -> str:
+    """Who the run waits for, in the active language, as people read it."""
+    if item.audience == Audience.USER:
+        return _("you")
+    if item.group:
+        return _("the %(group)s team") % {"group": item.group}
+    return _("a staff member")
+
+
+def item_tool_label(item: InboxItem) -> str:
+    """The gated tool's human name in the active language ("" for a question)."""
+    return tool_label(get_tool(item.tool), item.tool) if item.tool else ""
+
+
 def human_info(item: InboxItem) -> dict[str, Any]:
     """What a tool message and its events say about the person the call waits for."""
     decided_by = item.decided_by
@@ -101,7 +131,8 @@ def human_info(item: InboxItem) -> dict[str, Any]:
         "question": item.question,
         "options": item.options,
         "urgency": item.urgency,
-        "waiting_for": waiting_for(item),
+        "waiting_for": waiting_for_shown(item),
+        "tool_label": item_tool_label(item),
         "deadline": item.deadline.isoformat(),
         "decided_by": _who(decided_by) if decided_by else None,
         "answer": item.answer if item.kind == ItemKind.QUESTION else "",
@@ -119,6 +150,7 @@ def item_as_data(item: InboxItem) -> dict[str, Any]:
         "options": item.options,
         "urgency": item.urgency,
         "tool": item.tool or None,
+        "tool_label": item_tool_label(item) or None,
         "arguments": item.arguments,
         "final_arguments": item.final_arguments,
         "run_id": str(item.run_id),
@@ -128,6 +160,7 @@ def item_as_data(item: InboxItem) -> dict[str, Any]:
             "path": item.path,
         },
         "on_behalf_of": item.user.get_username(),
+        "on_behalf_of_name": _who(item.user),
         "group": item.group or None,
         "created_at": item.created_at.isoformat(),
         "deadline": item.deadline.isoformat(),

@@ -15,7 +15,7 @@ from delegation.models import Run
 from delegation.turns.start import (
     SentMessage,
     clean_text,
-    ensure_no_turn_running,
+    ensure_no_turn_unfinished,
     existing_message,
     retried_on_conflict,
     routing_flags,
@@ -39,7 +39,7 @@ def turn_regenerate(
         session, message = _own_user_message(
             user=user, session_id=session_id, message_id=message_id
         )
-        ensure_no_turn_running(session)
+        ensure_no_turn_unfinished(session)
         agent = session_agent(session=session, user=user)
         run = turn_begin(
             session=session,
@@ -98,7 +98,7 @@ def _edit(
             raise AppError("message_id_conflict", conflict, status=409)
         return existing
     session, original = _own_user_message(user=user, session_id=session_id, message_id=message_id)
-    ensure_no_turn_running(session)
+    ensure_no_turn_unfinished(session)
     agent = session_agent(session=session, user=user)
     message = ChatMessage.objects.create(
         id=new_message_id,

@@ -23,8 +23,8 @@ from config.text import reply_language
 from delegation.models import Run
 from delegation.runs.claim import run_enqueue
 from delegation.runs.create import run_create
-from delegation.selectors import session_active_run
 from delegation.turns.history import branch_history
+from delegation.turns.parked import session_turns
 
 ROUTING_FLAGS = ("force_strict", "force_guide", "debug")
 
@@ -176,11 +176,39 @@ def existing_message(
 
 
 def ensure_no_turn_running(session: ChatSession) -> None:
-    """AppError `turn_in_progress` while the session's previous turn is still answering."""
-    if session_active_run(session=session) is not None:
+    """AppError `turn_in_progress` (409) while an earlier turn of the session still works. A
+    turn parked on a person (every unfinished run of it waits for an approval or an answer)
+    does not count: the user chats on, and that turn resumes on its own when the person
+    decides. A turn that asked the user a question waits for their answer in its card.
+    (The caller holds the session's row lock: two sends cannot both pass.)"""
+    turns = session_turns(session=session)
+    if turns.asking and turns.asking == turns.running:
+        raise AppError(
+            "turn_in_progress",
+            _("The agent asked you a question: answer it above, or cancel it, first."),
+            status=409,
+        )
+    if turns.running:
         raise AppError(
             "turn_in_progress",
             _("The agent is still answering your previous message; wait or stop it."),
+            status=409,
+        )
+
+
+def ensure_no_turn_unfinished(session: ChatSession) -> None:
+    """AppError `turn_in_progress` (409) while any turn of the session is unfinished, one
+    parked on a person included: trying a message again or editing it rewrites the branch
+    that turn would answer into."""
+    ensure_no_turn_running(session)
+    if session_turns(session=session).parked:
+        raise AppError(
+            "turn_in_progress",
+            _(
+                "An earlier message of this chat is waiting for a person; cancel that request "
+                "or wait for its answer first."
+            ),
+            status=409,
         )
 
 

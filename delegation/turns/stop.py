@@ -7,7 +7,7 @@ from django.db import transaction
 from chat.models import ChatSession
 from delegation.models import Run
 from delegation.runs.ending import run_stop
-from delegation.selectors import session_active_run
+from delegation.turns.parked import session_turns
 
 
 def turn_stop(*, run: Run) -> bool:
@@ -17,8 +17,9 @@ def turn_stop(*, run: Run) -> bool:
 
 @transaction.atomic
 def session_delete(*, session: ChatSession) -> None:
-    """Delete the session with its messages; a turn still running in it is stopped first."""
-    active = session_active_run(session=session)
-    if active is not None:
-        run_stop(run=active)
+    """Delete the session with its messages; its unfinished turns (working, or parked on a
+    person) are stopped first."""
+    turns = session_turns(session=session)
+    for root in Run.objects.filter(pk__in=[*turns.running, *turns.parked]):
+        run_stop(run=root)
     session.delete()

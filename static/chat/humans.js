@@ -50,29 +50,34 @@ function prune() {
   }
 }
 
+/** The tool's name for people (the server's label; the key, humanised, from an older one). */
+function toolName(human, tool) {
+  return human.tool_label || String(tool || "").replace(/^.*\./, "").replace(/_/g, " ");
+}
+
 function waitingText(human, tool) {
   if (human.kind === "tool_approval") {
-    return interpolate(gettext("Waiting for approval from %(who)s to run %(tool)s…"), {
+    return interpolate(gettext("Waiting for approval from %(who)s: %(tool)s…"), {
       who: human.waiting_for,
-      tool: tool,
+      tool: toolName(human, tool),
     });
   }
   return interpolate(gettext("Waiting for an answer from %(who)s…"), { who: human.waiting_for });
 }
 
 const DONE = {
-  answered: "Answered",
-  approved: "Approved",
-  modified: "Approved with changes",
-  rejected: "Rejected",
-  expired: "No answer in time",
-  cancelled: "Cancelled",
+  answered: gettext("Answered"),
+  approved: gettext("Approved"),
+  modified: gettext("Approved with changes"),
+  rejected: gettext("Rejected"),
+  expired: gettext("No answer in time"),
+  cancelled: gettext("Cancelled"),
 };
 
 function doneText(human) {
   const by = human.decided_by ? interpolate(gettext(" by %(who)s"), { who: human.decided_by }) : "";
   const said = human.answer ? `: “${human.answer}”` : human.note ? ` (${human.note})` : "";
-  return `${gettext(DONE[human.status] || human.status)}${by}${said}`;
+  return `${DONE[human.status] || human.status}${by}${said}`;
 }
 
 /** Paint the wait of one tool message (called by render.js for every tool message). */
@@ -130,12 +135,17 @@ function waitCard(human, toolName) {
   const card = el("div", "human-card wait");
   card.append(el("p", "human-waiting", waitingText(human, toolName)));
   if (human.question) card.append(el("p", "human-question", human.question));
-  card.append(cancelButton(card, human), el("p", "human-error"));
+  card.append(
+    el("p", "human-hint", gettext("You can keep chatting meanwhile; the answer will appear here.")),
+    cancelButton(card, human, gettext("Cancel")),
+    el("p", "human-error"),
+  );
   return card;
 }
 
-function cancelButton(card, human) {
-  const button = el("button", "human-cancel", gettext("Cancel request"));
+function cancelButton(card, human, label = gettext("Cancel request")) {
+  const button = el("button", "human-cancel", label);
+  button.setAttribute("aria-label", gettext("Cancel this request"));
   button.type = "button";
   button.addEventListener("click", () =>
     act(card, `/api/v1/inbox/${encodeURIComponent(human.item_id)}/cancel/`, undefined),

@@ -113,7 +113,7 @@ def test_only_user_messages_of_a_finished_turn_can_be_retried_or_edited(api, use
     user_message = ChatMessage.objects.get(session_id=sid, role="user")
     Run.objects.filter(session_id=sid).update(status=RunStatus.RUNNING)  # a turn still running
     busy = api.post(f"/api/v1/sessions/{sid}/messages/{user_message.id}/regenerate/", {}, "json")
-    assert busy.status_code == 400 and busy.json()["error"]["code"] == "turn_in_progress"
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "turn_in_progress"
     empty = api.post(
         f"/api/v1/sessions/{sid}/messages/{user_message.id}/edit/", {"text": " "}, "json"
     )

@@ -190,7 +190,7 @@ def test_send_while_a_turn_runs_is_refused(api, user, entry_agent):
     api.post(f"/api/v1/sessions/{sid}/messages/", {"text": "first"}, format="json")
     Run.objects.update(status=RunStatus.RUNNING)
     response = api.post(f"/api/v1/sessions/{sid}/messages/", {"text": "second"}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert response.json()["error"]["code"] == "turn_in_progress"
 
 

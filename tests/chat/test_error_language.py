@@ -35,7 +35,7 @@ def _send_twice(client: APIClient) -> dict:
     assert first.status_code == 202
     Run.objects.update(status=RunStatus.RUNNING)
     response = client.post(f"/api/v1/sessions/{sid}/messages/", {"text": "second"}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 409
     return response.json()["error"]
 
 

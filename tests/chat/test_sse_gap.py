@@ -28,7 +28,7 @@ def emit_during_snapshot(monkeypatch):
     emitted: list[dict] = []
 
     def arm(event: dict) -> None:
-        real = sse.session_snapshot
+        real = sse.session_snapshot_turns
 
         def snapshot_then_emit(**kwargs):
             snapshot = real(**kwargs)
@@ -37,7 +37,7 @@ def emit_during_snapshot(monkeypatch):
             emitted.append(event)
             return snapshot
 
-        monkeypatch.setattr(sse, "session_snapshot", snapshot_then_emit)
+        monkeypatch.setattr(sse, "session_snapshot_turns", snapshot_then_emit)
 
     arm.emitted = emitted
     return arm

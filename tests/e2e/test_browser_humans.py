@@ -96,16 +96,14 @@ def test_an_experts_tool_waits_for_approval_given_on_the_live_inbox_page(
     page.keyboard.press("Enter")
     page.wait_for_selector(f"{CARD}.wait")
     assert page.inner_text(f"{CARD} .human-waiting") == (
-        "Waiting for approval from the Planners team to run create_task…"
+        "Waiting for approval from the Planners team: Create a task…"
     )
     screenshot(page, "humans-waiting-for-approval")
 
     item = staff.wait_for_selector(".inbox-item[data-status=pending]")  # live, no reload
-    assert "Approval: create_task" in item.inner_text()
-    assert (
-        "Task expert (assistant → tasks)" in item.inner_text() and "for alice" in item.inner_text()
-    )
-    assert "buy milk" in staff.inner_text(".inbox-item pre")
+    assert "Asks to: Create a task" in item.inner_text()
+    assert "Task expert" in item.inner_text() and "for alice" in item.inner_text()
+    assert "buy milk" in staff.inner_text(".inbox-item .call-args")
     screenshot(staff, "humans-inbox")
     staff.click(".inbox-item button:text('Approve')")
     staff.wait_for_selector("#inbox-done .inbox-item[data-status=approved]")

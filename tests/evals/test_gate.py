@@ -201,7 +201,7 @@ def test_ungated_and_unchanged_saves_are_not_held(gated):
     gated.publish_gate = True
     gated.save()
     agent_save(agent=finance(), data={"system_prompt": "You are finance-v2."})  # no change
-    assert finance().version == 3 and not EvalRun.objects.exists()
+    assert finance().version == 2 and not EvalRun.objects.exists()  # nothing saved
 
 
 @pytest.mark.django_db(transaction=True)

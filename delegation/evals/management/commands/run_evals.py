@@ -17,6 +17,7 @@ from delegation.evals.models import CaseStatus, EvalRun, EvalSuite, Trigger
 from delegation.evals.selectors import access_suite_by_name, case_results_for_junit
 from delegation.evals.services import eval_run_cancel, eval_run_start
 from delegation.evals.stepper import eval_run_advance
+from delegation.evals.waits import waits_text
 
 BELOW_THRESHOLD, BAD_USAGE = 1, 2
 MARKS = {
@@ -103,6 +104,9 @@ class Command(BaseCommand):
             line += "\n        " + "\n        ".join(problems)
         if unjudged:
             line += f"\n        not judged: {', '.join(unjudged)}"
+        waits = (result.evidence or {}).get("waits")
+        if waits:
+            line += f"\n        {waits_text(waits)}"
         return line
 
 
