@@ -104,6 +104,19 @@ export function paintFooter(node, { retry = false } = {}) {
   node.footer = footer;
 }
 
+const ACK_SECONDS = 4;
+
+/** A short visible acknowledgement at the end of a message's footer ("Thanks for the
+ * feedback."); screen readers hear it from the page's announcer, so it is hidden from them. */
+export function acknowledge(node, text) {
+  if (!node.footer) return;
+  node.footer.querySelector(".ack")?.remove();
+  const ack = el("span", "ack", text);
+  ack.setAttribute("aria-hidden", "true");
+  node.footer.append(ack);
+  setTimeout(() => ack.remove(), ACK_SECONDS * 1000);
+}
+
 /** The optional note after a rating: a small form under the answer (Enter sends, Escape
  * closes). */
 export function noteForm(node) {

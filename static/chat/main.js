@@ -1,11 +1,12 @@
 // The chat page: wires the socket (docs/protocol.md), the transcript, the sidebar and the
 // composer together. Everything shown comes from events; the saved snapshot is the truth.
 
-import { editForm, noteForm } from "./actions.js";
+import { acknowledge, editForm, noteForm } from "./actions.js";
 import { actionsApi } from "./api.js";
 import { PassageDialog } from "./citations.js";
 import { Drafts } from "./drafts.js";
-import { gettext, interpolate } from "./i18n.js";
+import { Follower } from "./follow.js";
+import { gettext, interpolate, language } from "./i18n.js";
 import { MemoryPanel } from "./memory.js";
 import { Transcript } from "./render.js";
 import { Sidebar } from "./sessions.js";
@@ -38,6 +39,7 @@ const state = {
   sessionId: null,
   sessionKnown: false, // the server has it: join it on (re)connect
   activeRunId: null, // the turn running in the open session
+  waitingRuns: new Set(), // turns parked on staff: the user chats on meanwhile
   // Older history the user asked for (session.history pages), shown before the snapshot's
   // messages; `earlierAnchor` is the snapshot message the pages continue back from.
   earlier: [],
@@ -46,8 +48,13 @@ const state = {
   keepScroll: null, // distance from the bottom to restore after the next snapshot
   resyncTimer: null,
   stopRequested: null, // a run to stop once the socket is back
+  follow: false, // the next snapshot shows the newest message (a turn the user just started)
 };
 
+// CSS cannot call gettext: the words it shows come from here (see chat.css).
+app.style.setProperty("--label-sending", JSON.stringify(gettext("sending…")));
+
+const follower = new Follower($("transcript"), $("jump"), { jumped: () => box.focus() });
 const passage = new PassageDialog($("passage"));
 const memory = new MemoryPanel($("memory"), {
   sessionId: () => (state.sessionKnown ? state.sessionId : null),
@@ -63,6 +70,7 @@ const transcript = new Transcript($("transcript"), {
     $("empty").hidden = !empty;
     $("open-memory").hidden = !known;
     app.classList.toggle("is-empty", empty);
+    follower.changed();
   },
 });
 
@@ -251,16 +259,25 @@ const handlers = {
       state.hasEarlier = Boolean(ev.data.has_earlier);
     }
     const shown = new Set(state.earlier.map((m) => m.id));
-    transcript.loadSnapshot(
-      [...state.earlier, ...messages.filter((m) => !shown.has(m.id))],
-      ev.data.modes || {}
-    );
+    transcript.noteTurns(ev.data.turn_messages);
+    const load = () =>
+      transcript.loadSnapshot(
+        [...state.earlier, ...messages.filter((m) => !shown.has(m.id))],
+        ev.data.modes || {}
+      );
+    // A page of history keeps its own place (showEarlierButton); a reader up in older
+    // messages stays there; a turn the user just started is shown.
+    if (state.keepScroll === null && !state.follow) follower.keepPlace(load);
+    else load();
     showEarlierButton();
+    if (state.follow) follower.toBottom();
+    state.follow = false;
     for (const frame of socket.unacknowledged.values()) {
       if (frame.session_id === state.sessionId && !transcript.has(frame.message_id)) {
         transcript.pendingUser(frame.message_id, frame.text);
       }
     }
+    state.waitingRuns = new Set(ev.data.waiting_run_ids || []);
     const active = ev.data.active_run_id;
     setActiveRun(active);
     const started = (ev.data.messages || []).some((m) => m.run_id === active);
@@ -281,6 +298,7 @@ const handlers = {
   },
   "message.created": (ev) => {
     socket.settle(ev.message_id);
+    if (ev.run_id) transcript.noteTurns({ [ev.run_id]: ev.message_id });
     transcript.stick(() => transcript.addStored(ev.data));
     const fresh = !state.sessionKnown;
     state.sessionKnown = true;
@@ -305,9 +323,20 @@ const handlers = {
   "tool.progress": (ev) => transcript.toolProgress(ev),
   "delegation.started": (ev) => transcript.delegationStarted(ev),
   "delegation.completed": (ev) => transcript.delegationCompleted(ev),
+  "run.waiting": (ev) => {
+    // A turn that waits only for staff is parked: the composer is free for the next message
+    // (the server says 409 and the draft stays if an expert of it is still working).
+    if (ev.data.audience === "staff" && state.activeRunId) {
+      state.waitingRuns.add(state.activeRunId);
+      setActiveRun(null);
+      transcript.hideThinking();
+    }
+  },
   "run.completed": (ev) => {
     transcript.runCompleted(ev);
-    if (ev.run_id === state.activeRunId || (ev.agent && ev.agent.depth === 0)) {
+    const parked = state.waitingRuns.delete(ev.run_id); // a parked turn ends: not the new one
+    const root = ev.agent && ev.agent.depth === 0;
+    if (ev.run_id === state.activeRunId || (root && !parked)) {
       setActiveRun(null);
       if (ev.data.status === "cancelled") {
         announce(gettext("Stopped."));
@@ -392,6 +421,42 @@ function reminder(ev) {
 
 // ---- message actions (copy is the transcript's own) -----------------------------------
 
+/** What a button says: its label when it is an icon, else its text. */
+function buttonWords(button) {
+  const icon = button.classList.contains("icon-btn");
+  return icon ? button.getAttribute("aria-label") : button.textContent;
+}
+
+/** The transcript copies (render.js) and then says so on the button ("Copied", or "Selected"
+ * without clipboard access); say it to screen readers too. */
+function announceCopy(button) {
+  const before = buttonWords(button);
+  const watch = new MutationObserver(() => {
+    const now = buttonWords(button);
+    if (now === before) return;
+    watch.disconnect();
+    announce(now);
+  });
+  watch.observe(button, {
+    attributes: true,
+    attributeFilter: ["aria-label"],
+    childList: true,
+    characterData: true,
+    subtree: true,
+  });
+  setTimeout(() => watch.disconnect(), 5000);
+}
+
+// Capture: before the transcript's own handler, which may relabel the button at once.
+$("transcript").addEventListener(
+  "click",
+  (e) => {
+    const copy = e.target.closest("button.copy, button[data-action=copy]");
+    if (copy) announceCopy(copy);
+  },
+  true
+);
+
 function busy() {
   if (!state.activeRunId) return false;
   showNotice(gettext("Wait for the answer, or press Stop, before you change the chat."), "info");
@@ -402,6 +467,8 @@ function busy() {
 function followTurn(accepted) {
   setActiveRun(accepted.run_id);
   transcript.showThinking(accepted.run_id);
+  follower.toBottom();
+  state.follow = true;
   resync(); // the snapshot folds what the new turn replaced
 }
 
@@ -422,7 +489,7 @@ async function messageAction(name, node, button) {
       }
       if (text.length > maxChars) {
         showNotice(interpolate(gettext("Messages are limited to %(count)s characters."), {
-          count: maxChars.toLocaleString(),
+          count: maxChars.toLocaleString(language),
         }));
         return;
       }
@@ -448,11 +515,13 @@ async function rate(node, rating) {
     await actionsApi.unrate(sid, node.id);
     transcript.setFeedback({ ...transcript.feedback, [node.id]: undefined });
     node.noteForm?.remove();
+    acknowledge(node, gettext("Rating removed."));
     announce(gettext("Rating removed."));
     return;
   }
   const saved = await actionsApi.rate(sid, node.id, rating);
   transcript.setFeedback({ ...transcript.feedback, [node.id]: saved });
+  acknowledge(node, gettext("Thanks for the feedback."));
   announce(gettext("Thanks for the feedback."));
   const note = noteForm(node);
   note.addEventListener("submit", async (e) => {
@@ -462,6 +531,7 @@ async function rate(node, rating) {
       const withNote = await actionsApi.rate(sid, node.id, rating, text);
       transcript.setFeedback({ ...transcript.feedback, [node.id]: withNote });
       note.remove();
+      acknowledge(node, gettext("Thanks, your note was saved."));
       announce(gettext("Thanks, your note was saved."));
       node.footer?.querySelector(`[data-action="${rating}"]`)?.focus();
     } catch (error) {
@@ -498,7 +568,7 @@ function submit(text = box.value) {
   }
   if (text.length > maxChars) {
     showNotice(interpolate(gettext("Messages are limited to %(count)s characters."), {
-      count: maxChars.toLocaleString(),
+      count: maxChars.toLocaleString(language),
     }));
     return;
   }
@@ -518,6 +588,7 @@ function submit(text = box.value) {
   showNotice("");
   transcript.pendingUser(frame.message_id, text);
   transcript.showThinking(null);
+  follower.toBottom(); // even when the reader was up in older messages
   socket.sendMessage(frame);
   if (text === box.value) {
     box.value = "";

@@ -83,6 +83,11 @@ def test_a_chinese_errand_is_answered_in_chinese_through_every_expert(
     assert page.get_attribute("html", "lang") == "en"
     page.fill("#text", "周末早上去机场接人")
     page.press("#text", "Enter")
+    # The weather expert asks which city (a question to the user, in the words' language).
+    page.wait_for_selector(".human-card .human-free input", timeout=30_000)
+    assert "哪个城市" in page.inner_text(".human-card")
+    page.fill(".human-card .human-free input", "台北")
+    page.click(".human-card .human-send")
     page.wait_for_selector("#transcript > .msg.agent[data-status=completed]", timeout=30_000)
     answer = page.inner_text("#transcript > .msg.agent .body")
     assert answer.startswith("[离线模型]"), answer
