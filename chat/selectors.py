@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from chat.models import ChatMessage, ChatSession, MessageRole
+from chat.script_fold import contains_folded, find_folded
 from config.errors import NotFound
 
 
@@ -53,24 +54,32 @@ def message_as_event_data(message: ChatMessage) -> dict[str, Any]:
 SNIPPET_CHARS = 90
 
 
+def sessions_titled(*, user: Any, query: str) -> QuerySet[ChatSession]:
+    """The user's sessions whose title contains `query` (case and 繁/简 folded: 请假 finds
+    請假), most recently active first."""
+    return sessions_of(user=user).filter(contains_folded("title", query.strip()))
+
+
 def sessions_search(*, user: Any, query: str) -> QuerySet[ChatSession]:
     """The user's sessions whose title or any user or agent message contains `query` (case
-    insensitive, any script), most recently active first."""
+    insensitive, 繁/简 folded: 请假 finds 請假 and back), most recently active first."""
     query = query.strip()
     hits = ChatMessage.objects.filter(
+        contains_folded("content", query),
         session=OuterRef("pk"),
         role__in=[MessageRole.USER, MessageRole.AGENT],
-        content__icontains=query,
     )
-    return sessions_of(user=user).filter(Q(title__icontains=query) | Exists(hits))
+    return sessions_of(user=user).filter(contains_folded("title", query) | Exists(hits))
 
 
 def search_snippet(*, session: ChatSession, query: str) -> str:
     """A short excerpt of the session's latest message containing `query` ("" when only the
     title matched)."""
+    query = query.strip()
     message = (
         session.messages.filter(
-            role__in=[MessageRole.USER, MessageRole.AGENT], content__icontains=query.strip()
+            contains_folded("content", query),
+            role__in=[MessageRole.USER, MessageRole.AGENT],
         )
         .order_by("-created_at")
         .only("content")
@@ -79,7 +88,7 @@ def search_snippet(*, session: ChatSession, query: str) -> str:
     if message is None:
         return ""
     text = " ".join(message.content.split())
-    at = text.lower().find(query.strip().lower())
+    at = max(find_folded(text, query), 0)
     start = max(0, at - SNIPPET_CHARS // 3)
     excerpt = text[start : start + SNIPPET_CHARS]
     return ("…" if start else "") + excerpt + ("…" if start + SNIPPET_CHARS < len(text) else "")

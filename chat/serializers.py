@@ -58,9 +58,14 @@ class MessageSerializer(serializers.ModelSerializer):
     run_id = serializers.UUIDField(allow_null=True, read_only=True)
     agent = AgentTagSerializer(allow_null=True, read_only=True)
     tool = serializers.JSONField(allow_null=True, read_only=True)
+    citations = serializers.JSONField(read_only=True)
+    usage = serializers.JSONField(allow_null=True, read_only=True)
+    edited_from = serializers.UUIDField(source="edited_from_id", allow_null=True, read_only=True)
+    superseded_by = serializers.UUIDField(allow_null=True, read_only=True)
 
     class Meta:
         model = ChatMessage
+        # Every field docs/protocol.md lists for a message, as the snapshot carries them.
         fields = [
             "id",
             "role",
@@ -70,6 +75,11 @@ class MessageSerializer(serializers.ModelSerializer):
             "model",
             "tool",
             "status",
+            "citations",
+            "usage",
+            "origin",
+            "edited_from",
+            "superseded_by",
             "created_at",
             "updated_at",
         ]

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.validators import RegexValidator
 from django.db import models
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
 _NOT_BLANK = "This field may not be blank."
@@ -106,3 +107,20 @@ class StrictSlugRelatedField(serializers.SlugRelatedField):
         ):
             raise serializers.ValidationError("Must be a non-empty name.", code="invalid")
         return super().run_validation(data)
+
+
+class NonNegativeDecimalSchema(OpenApiSerializerFieldExtension):
+    """A decimal string that may not be negative (a `min_value` of 0 or more) says so in its
+    schema: its pattern has no leading minus (drf-spectacular writes `^-?…` for every decimal)."""
+
+    target_class = "rest_framework.fields.DecimalField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> Any:
+        """The field's usual schema, without the minus when the field refuses one."""
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        minimum = getattr(self.target, "min_value", None)
+        pattern = schema.get("pattern", "")
+        if minimum is not None and minimum >= 0 and pattern.startswith("^-?"):
+            schema["pattern"] = "^" + pattern[3:]
+        return schema

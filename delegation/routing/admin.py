@@ -11,6 +11,8 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent
 from agents.selectors import agent_usable_by
@@ -77,18 +79,24 @@ class RoutingPolicyForm(forms.ModelForm):
         clash = Agent.objects.filter(routing_policies__in=taken, pk__in=[a.pk for a in agents])
         if clash.exists():
             names = ", ".join(sorted({a.name for a in clash}))
-            raise forms.ValidationError(f"Already routed by another policy: {names}.")
+            raise forms.ValidationError(
+                gettext("Already routed by another policy: %(names)s.") % {"names": names}
+            )
         return agents
 
 
 class PolicyTestForm(forms.Form):
     """The test box: a message and the request flags."""
 
-    message = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 80}))
-    force_strict = forms.BooleanField(required=False)
-    force_guide = forms.BooleanField(required=False)
+    message = forms.CharField(
+        label=_("Message"), widget=forms.Textarea(attrs={"rows": 3, "cols": 80})
+    )
+    force_strict = forms.BooleanField(required=False, label=_("Force STRICT"))
+    force_guide = forms.BooleanField(required=False, label=_("Force GUIDE"))
     use_router = forms.BooleanField(
-        required=False, help_text="Also call the router model for what no rule decides."
+        required=False,
+        label=_("Use the router"),
+        help_text=_("Also call the router model for what no rule decides."),
     )
 
 
@@ -102,18 +110,18 @@ class RoutingPolicyAdmin(admin.ModelAdmin):
     filter_horizontal = ["entry_agents"]
     readonly_fields = ["version", "test_link", "revisions_link"]
 
-    @admin.display(description="entry agents")
+    @admin.display(description=_("entry agents"))
     def agents(self, obj: RoutingPolicy) -> str:
         return ", ".join(a.name for a in obj.entry_agents.all()) or "—"
 
-    @admin.display(description="test box")
+    @admin.display(description=_("test box"))
     def test_link(self, obj: RoutingPolicy) -> str:
         if not obj.pk:
             return "—"
         url = reverse("admin:routing_routingpolicy_test", args=[obj.pk])
-        return format_html('<a href="{}">Test a message</a>', url)
+        return format_html('<a href="{}">{}</a>', url, gettext("Test a message"))
 
-    @admin.display(description="revisions")
+    @admin.display(description=_("revisions"))
     def revisions_link(self, obj: RoutingPolicy) -> str:
         if not obj.pk:
             return "—"
@@ -121,7 +129,9 @@ class RoutingPolicyAdmin(admin.ModelAdmin):
             reverse("admin:routing_routingpolicyrevision_changelist")
             + f"?policy__id__exact={obj.pk}"
         )
-        return format_html('<a href="{}">{} revisions</a>', url, obj.revisions.count())
+        count = obj.revisions.count()
+        text = ngettext("%(count)d revision", "%(count)d revisions", count) % {"count": count}
+        return format_html('<a href="{}">{}</a>', url, text)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         super().save_related(request, form, formsets, change)
@@ -146,7 +156,7 @@ class RoutingPolicyAdmin(admin.ModelAdmin):
             decision = policy_test(policy=policy, user=request.user, **form.cleaned_data).as_dict()
         context = {
             **self.admin_site.each_context(request),
-            "title": f"Test routing policy “{policy.name}”",
+            "title": gettext("Test routing policy “%(name)s”") % {"name": policy.name},
             "policy": policy,
             "form": form,
             "decision": decision,
@@ -186,6 +196,7 @@ def policy_test(
             targets=targets,
             force_strict=force_strict,
             force_guide=force_guide,
+            user=user,
         )
     )
 
@@ -202,14 +213,18 @@ class RoutingPolicyRevisionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Restore the selected revision")
+    @admin.action(description=_("Restore the selected revision"))
     def restore(self, request: HttpRequest, queryset: Any) -> HttpResponseRedirect | None:
         if queryset.count() != 1:
-            self.message_user(request, "Select exactly one revision.", messages.ERROR)
+            self.message_user(request, gettext("Select exactly one revision."), messages.ERROR)
             return None
         revision = queryset.get()
         policy_revision_restore(revision=revision, user=request.user)
-        self.message_user(request, f"{revision.policy.name} is as it was in v{revision.version}.")
+        self.message_user(
+            request,
+            gettext("%(policy)s is as it was in v%(version)s.")
+            % {"policy": revision.policy.name, "version": revision.version},
+        )
         return HttpResponseRedirect(
             reverse("admin:routing_routingpolicy_change", args=[revision.policy_id])
         )

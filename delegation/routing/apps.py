@@ -1,6 +1,7 @@
 """App config for the routing policy: modes, rules, model routing with fallback, session memory."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class RoutingConfig(AppConfig):
@@ -8,7 +9,7 @@ class RoutingConfig(AppConfig):
 
     name = "delegation.routing"
     label = "routing"
-    verbose_name = "Routing"
+    verbose_name = _("Routing")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

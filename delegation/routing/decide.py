@@ -1,5 +1,6 @@
-"""The routing decision of a turn: overrides, then intent rules, then the router model for what
-no rule decides, then the keyword/tag fallback when the router fails. Never raises."""
+"""The routing decision of a turn: a request for a person first, then overrides, then intent
+rules, then the router model for what no rule decides, then the keyword/tag fallback when the
+router fails. Never raises."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext
 
+from agents.knowledge.tools import knowledge_tool_keys_for
 from agents.models import Agent
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, Usage, whole_answer
+from agents.registry import tools_for
 from delegation.models import Run
 from delegation.routing.models import Mode, RoutingPolicy, RoutingRule, RuleKind
-from delegation.routing.rules import fold, rule_match
+from delegation.routing.rules import RuleMatch, fold, person_asked, rule_match
 from delegation.tree.budget import budget_take_model_call
 from delegation.usage.budgets import BudgetExceeded
 from delegation.usage.services import CallHold, usage_charge, usage_hold
@@ -27,6 +31,8 @@ from delegation.usage.services import CallHold, usage_charge, usage_hold
 logger = logging.getLogger(__name__)
 
 _router_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="router")
+ASK_HUMAN = "ask_human"  # the registry tool that puts a question in the staff inbox
+HUMAN_REQUEST = "human-request"
 _JSON = re.compile(r"\{.*\}", re.S)
 
 
@@ -44,6 +50,9 @@ class RoutingDecision:
     router_latency_ms: float | None = None
     skipped: list[str] = field(default_factory=list)  # rules passed over, with why
     policy: str | None = None  # the policy that decided (None: no policy, no mode rules)
+    # The user asked for a person: the turn starts by asking staff (ask_human), whatever the
+    # topic; no expert is asked first.
+    ask_human: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON stored on the run and sent as `routing.decided`."""
@@ -63,6 +72,8 @@ class RoutingInput:
     # The turn's entry run: the router's model call is taken from its budget and charged to its
     # ledger like any call (None: a dry run, as the admin's "try a message" makes).
     run: Run | None = None
+    # Who asks (default: the run's user): the tools listed are those this user may use.
+    user: Any = None
 
 
 def routing_decide(given: RoutingInput) -> RoutingDecision:
@@ -70,15 +81,21 @@ def routing_decide(given: RoutingInput) -> RoutingDecision:
     policy = given.policy
     decision = RoutingDecision(
         mode=policy.default_mode if policy else Mode.CHAT,
-        reason="No routing policy: the entry agent decides whom to ask.",
+        reason=gettext("No routing policy: the entry agent decides whom to ask."),
     )
     if given.force_strict or given.force_guide:
         decision.mode = Mode.STRICT if given.force_strict else Mode.GUIDE
         decision.matched_rule = "force_strict" if given.force_strict else "force_guide"
-        decision.reason = f"The request asked for {decision.mode} ({decision.matched_rule})."
+        decision.reason = gettext("The request asked for %(mode)s (%(rule)s).") % {
+            "mode": decision.mode,
+            "rule": decision.matched_rule,
+        }
+    if policy is not None:
+        decision.policy = policy.name
+    if _person_first(decision, given):
+        return _with_tools(decision, given)
     if policy is None:
         return _with_tools(decision, given)
-    decision.policy = policy.name
     rules = list(policy.rules.filter(enabled=True).select_related("target"))
     forced = decision.matched_rule is not None
     if not forced:
@@ -89,6 +106,32 @@ def routing_decide(given: RoutingInput) -> RoutingDecision:
     if not decided and given.targets and policy.router_enabled:  # what no rule decides
         _route_by_model(decision, given)
     return _with_tools(decision, given)
+
+
+def _person_first(decision: RoutingDecision, given: RoutingInput) -> bool:
+    """An explicit request for a person ("轉人工", "talk to a person") wins over every rule and
+    department word: the turn asks staff, when the entry agent can (it holds ask_human)."""
+    words = person_asked(given.text)
+    if words is None:
+        return False
+    if ASK_HUMAN not in answering_tools(given, None):
+        decision.skipped.append(
+            gettext(
+                "%(rule)s: the user asked for a person (“%(words)s”), but the entry agent has "
+                "no ask_human tool"
+            )
+            % {"rule": HUMAN_REQUEST, "words": words}
+        )
+        return False
+    decision.ask_human = True
+    decision.matched_rule = (
+        f"{decision.matched_rule} + {HUMAN_REQUEST}" if decision.matched_rule else HUMAN_REQUEST
+    )
+    decision.matched_keywords = [words]
+    decision.reason = gettext(
+        "The user asked for a person (“%(words)s”): staff are asked first, whatever the topic."
+    ) % {"words": words}
+    return True
 
 
 def _apply_first(
@@ -111,19 +154,22 @@ def _apply_first(
         if not match.matched:
             continue
         if rule.target_id and (rule.target is None or rule.target.name not in usable):
-            name = rule.target.display_name if rule.target else "its expert"
+            name = rule.target.display_name if rule.target else gettext("its expert")
             decision.skipped.append(
-                f"{rule.name}: {name} is disabled or not available to this user"
+                gettext("%(rule)s: %(expert)s is disabled or not available to this user")
+                % {"rule": rule.name, "expert": name}
             )
             continue
         mode = Mode.STRICT if match.numbers_in_sentence else rule.mode
         if not keep_mode:
             decision.mode = mode
-        words = ", ".join(match.keywords) or (rule.pattern or f"≤ {rule.max_chars} characters")
-        escalated = " (a number in the same sentence: STRICT)" if match.numbers_in_sentence else ""
-        decision.reason = rule.reason or f"Rule “{rule.name}” matched: {words}{escalated}."
+        decision.reason = rule.reason or _rule_reason(rule, match)
         if keep_mode and decision.matched_rule:
-            decision.reason = f"{decision.matched_rule} sets {decision.mode}; {decision.reason}"
+            decision.reason = gettext("%(rule)s sets %(mode)s; %(reason)s") % {
+                "rule": decision.matched_rule,
+                "mode": decision.mode,
+                "reason": decision.reason,
+            }
         decision.matched_rule = (
             f"{decision.matched_rule} + {rule.name}"
             if keep_mode and decision.matched_rule
@@ -136,6 +182,22 @@ def _apply_first(
     return False
 
 
+def _rule_reason(rule: RoutingRule, match: RuleMatch) -> str:
+    """ "Rule “finance” matched: budget, 預算." (in the active language), for a rule with no
+    reason of its own."""
+    words = ", ".join(match.keywords) or rule.pattern
+    if not words:
+        words = gettext("≤ %(count)s characters") % {"count": rule.max_chars}
+    if match.numbers_in_sentence:
+        return gettext(
+            "Rule “%(rule)s” matched: %(words)s (a number in the same sentence: STRICT)."
+        ) % {
+            "rule": rule.name,
+            "words": words,
+        }
+    return gettext("Rule “%(rule)s” matched: %(words)s.") % {"rule": rule.name, "words": words}
+
+
 def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
     """Ask the router model to pick self or an expert; on any failure, the tag fallback. The
     call counts against the turn's model calls and money like any other, and is ledgered."""
@@ -143,7 +205,7 @@ def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
     provider_name = (given.policy.router_provider if given.policy else "") or entry["provider"]
     provider = provider_for(provider_name)
     if provider.name == "offline":  # no model to ask: the tags decide, as the offline model does
-        _route_by_tags(decision, given, because="keyword/tag routing (offline model)")
+        _route_by_tags(decision, given, because=gettext("keyword/tag routing (offline model)"))
         return
     request = _router_request(given)
     started = time.monotonic()
@@ -151,7 +213,9 @@ def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
         hold = _router_cleared(given, provider.name, request)
     except BudgetSpent as exc:
         decision.fallback_used = True
-        _route_by_tags(decision, given, because=f"no router ({exc}): fallback")
+        _route_by_tags(
+            decision, given, because=gettext("no router (%(error)s): fallback") % {"error": exc}
+        )
         return
     text, usage = "", Usage()
     try:
@@ -162,14 +226,18 @@ def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
         decision.router_latency_ms = round((time.monotonic() - started) * 1000, 1)
         logger.warning("router failed (%s): keyword/tag fallback", type(exc).__name__)
         decision.fallback_used = True
-        _route_by_tags(decision, given, because=f"router failed ({_describe(exc)}): fallback")
+        _route_by_tags(
+            decision,
+            given,
+            because=gettext("router failed (%(error)s): fallback") % {"error": _describe(exc)},
+        )
         return
     finally:
         if hold is not None and given.run is not None:  # a call made is charged (at its
             usage_charge(run=given.run, hold=hold, usage=usage, text=text)  # estimate if silent)
     decision.router_latency_ms = round((time.monotonic() - started) * 1000, 1)
     decision.target = None if target == "self" else target
-    _add_reason(decision, reason or "The router model chose without a stated reason.")
+    _add_reason(decision, reason or gettext("The router model chose without a stated reason."))
 
 
 class BudgetSpent(Exception):
@@ -239,11 +307,17 @@ def _route_by_tags(decision: RoutingDecision, given: RoutingInput, *, because: s
             if word and fold(word) in folded:
                 decision.target = agent.name
                 _add_reason(
-                    decision, f"{because}: the message mentions “{word}” ({agent.display_name})."
+                    decision,
+                    gettext("%(because)s: the message mentions “%(word)s” (%(expert)s).")
+                    % {"because": because, "word": word, "expert": agent.display_name},
                 )
                 decision.matched_keywords = [*decision.matched_keywords, word]
                 return
-    _add_reason(decision, f"{because}: no expert's tags match; the entry agent answers.")
+    _add_reason(
+        decision,
+        gettext("%(because)s: no expert's tags match; the entry agent answers.")
+        % {"because": because},
+    )
 
 
 def _add_reason(decision: RoutingDecision, reason: str) -> None:
@@ -252,9 +326,25 @@ def _add_reason(decision: RoutingDecision, reason: str) -> None:
 
 
 def _with_tools(decision: RoutingDecision, given: RoutingInput) -> RoutingDecision:
-    answering = next((a for a in given.targets if a.name == decision.target), None)
-    decision.tools = list(answering.tool_keys if answering else given.entry["tool_keys"])
+    """The decision with the tools the answering agent will hold, as its run gets them: its
+    keys and its knowledge tools ∩ the registry ∩ what the user may use."""
+    decision.tools = answering_tools(given, decision.target)
     return decision
+
+
+def answering_tools(given: RoutingInput, target: str | None) -> list[str]:
+    """The registry tools of the agent that answers (the expert `target`, else the entry
+    agent) for the asking user; the `delegate` tool is not listed."""
+    answering = next((a for a in given.targets if a.name == target), None)
+    if answering is None:
+        keys = list(given.entry["tool_keys"])  # pinned: its knowledge tools are in it already
+    else:
+        keys = [*answering.tool_keys]
+        keys += [k for k in knowledge_tool_keys_for(answering) if k not in keys]
+    user = given.user if given.user is not None else getattr(given.run, "user", None)
+    if user is None:
+        return keys
+    return [t.key for t in tools_for(keys, user)]
 
 
 def _describe(exc: BaseException) -> str:

@@ -8,6 +8,8 @@ import re
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext_lazy as _
 
 from agents.revisions import Revision
 
@@ -15,55 +17,74 @@ from agents.revisions import Revision
 class Mode(models.TextChoices):
     """How a turn is answered: orientation, explanation, or audit-grade with citations."""
 
-    GUIDE = "GUIDE"
-    CHAT = "CHAT"
-    STRICT = "STRICT"
+    GUIDE = "GUIDE", pgettext_lazy("routing mode", "Guide")
+    CHAT = "CHAT", pgettext_lazy("routing mode", "Chat")
+    STRICT = "STRICT", pgettext_lazy("routing mode", "Strict")
 
 
 class RuleKind(models.TextChoices):
     """Overrides are tried before intent rules."""
 
-    OVERRIDE = "override", "explicit override"
-    INTENT = "intent", "intent rule"
+    OVERRIDE = "override", _("explicit override")
+    INTENT = "intent", _("intent rule")
 
 
 class RoutingPolicy(models.Model):
     """A routing policy for one or more entry agents (edited in admin, versioned)."""
 
-    name = models.SlugField(max_length=100, unique=True)
-    description = models.TextField(blank=True)
+    name = models.SlugField(verbose_name=_("name"), max_length=100, unique=True)
+    description = models.TextField(verbose_name=_("description"), blank=True)
     entry_agents = models.ManyToManyField(
         "agents.Agent",
+        verbose_name=_("entry agents"),
         blank=True,
         related_name="routing_policies",
-        help_text="Entry agents whose turns this policy routes (an agent has at most one).",
+        help_text=_("Entry agents whose turns this policy routes (an agent has at most one)."),
     )
-    default_mode = models.CharField(max_length=6, choices=Mode.choices, default=Mode.CHAT)
+    default_mode = models.CharField(
+        verbose_name=_("default mode"), max_length=6, choices=Mode.choices, default=Mode.CHAT
+    )
     chat_top_k = models.PositiveSmallIntegerField(
-        default=3, help_text="Knowledge passages to retrieve in CHAT mode."
+        verbose_name=_("passages in CHAT mode"),
+        default=3,
+        help_text=_("Knowledge passages to retrieve in CHAT mode."),
     )
     router_enabled = models.BooleanField(
+        verbose_name=_("router enabled"),
         default=True,
-        help_text="For what no rule decides, ask a model to pick the expert (else the default "
-        "mode, answered by the entry agent itself).",
+        help_text=_(
+            "For what no rule decides, ask a model to pick the expert (else the default "
+            "mode, answered by the entry agent itself)."
+        ),
     )
     router_provider = models.CharField(
-        max_length=20, blank=True, help_text="Blank: the entry agent's provider."
+        verbose_name=_("router provider"),
+        max_length=20,
+        blank=True,
+        help_text=_("Blank: the entry agent's provider."),
     )
     router_model = models.CharField(
-        max_length=200, blank=True, help_text="A fast model for routing (blank: the agent's)."
+        verbose_name=_("router model"),
+        max_length=200,
+        blank=True,
+        help_text=_("A fast model for routing (blank: the agent's)."),
     )
     router_timeout = models.FloatField(
-        default=5.0, help_text="Seconds; past it the keyword/tag fallback decides."
+        verbose_name=_("router timeout"),
+        default=5.0,
+        help_text=_("Seconds; past it the keyword/tag fallback decides."),
     )
     memory_per_user = models.BooleanField(
-        default=False, help_text="Keep routing memory per user instead of per chat session."
+        verbose_name=_("memory per user"),
+        default=False,
+        help_text=_("Keep routing memory per user instead of per chat session."),
     )
-    version = models.PositiveIntegerField(default=0, editable=False)
-    updated_at = models.DateTimeField(auto_now=True)
+    version = models.PositiveIntegerField(verbose_name=_("version"), default=0, editable=False)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
-        verbose_name_plural = "routing policies"
+        verbose_name = _("routing policy")
+        verbose_name_plural = _("routing policies")
         ordering = ["name"]
 
     def __str__(self) -> str:
@@ -73,42 +94,66 @@ class RoutingPolicy(models.Model):
 class RoutingRule(models.Model):
     """One rule: words or a pattern that put a message in a mode, optionally with an expert."""
 
-    policy = models.ForeignKey(RoutingPolicy, on_delete=models.CASCADE, related_name="rules")
-    kind = models.CharField(max_length=8, choices=RuleKind.choices, default=RuleKind.INTENT)
-    order = models.PositiveIntegerField(default=0, help_text="Lower first, within its kind.")
-    enabled = models.BooleanField(default=True)
-    name = models.CharField(max_length=100, help_text="Shown in the routing debug, e.g. 'resume'.")
+    policy = models.ForeignKey(
+        RoutingPolicy, verbose_name=_("policy"), on_delete=models.CASCADE, related_name="rules"
+    )
+    kind = models.CharField(
+        verbose_name=_("kind"), max_length=8, choices=RuleKind.choices, default=RuleKind.INTENT
+    )
+    order = models.PositiveIntegerField(
+        verbose_name=_("order"), default=0, help_text=_("Lower first, within its kind.")
+    )
+    enabled = models.BooleanField(verbose_name=_("enabled"), default=True)
+    name = models.CharField(
+        verbose_name=_("name"),
+        max_length=100,
+        help_text=_("Shown in the routing debug, e.g. 'resume'."),
+    )
     keywords = models.TextField(
+        verbose_name=_("keywords"),
         blank=True,
-        help_text="Words or phrases, one per line or comma-separated (Chinese and English; "
-        "Traditional and Simplified match each other).",
+        help_text=_(
+            "Words or phrases, one per line or comma-separated (Chinese and English; "
+            "Traditional and Simplified match each other)."
+        ),
     )
     pattern = models.CharField(
-        max_length=500, blank=True, help_text="A regular expression (case-insensitive)."
+        verbose_name=_("pattern"),
+        max_length=500,
+        blank=True,
+        help_text=_("A regular expression (case-insensitive)."),
     )
     max_chars = models.PositiveSmallIntegerField(
+        verbose_name=_("maximum length"),
         null=True,
         blank=True,
-        help_text="Matches any message at most this long (e.g. vague one-word questions).",
+        help_text=_("Matches any message at most this long (e.g. vague one-word questions)."),
     )
-    mode = models.CharField(max_length=6, choices=Mode.choices)
+    mode = models.CharField(verbose_name=_("mode"), max_length=6, choices=Mode.choices)
     target = models.ForeignKey(
         "agents.Agent",
+        verbose_name=_("target"),
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="The expert to ask (blank: the entry agent answers or chooses).",
+        help_text=_("The expert to ask (blank: the entry agent answers or chooses)."),
     )
     strict_on_numbers = models.BooleanField(
+        verbose_name=_("strict on numbers"),
         default=False,
-        help_text="STRICT instead when the same sentence carries a number, year or percentage.",
+        help_text=_("STRICT instead when the same sentence carries a number, year or percentage."),
     )
     reason = models.CharField(
-        max_length=300, blank=True, help_text="Why, in words (recorded as the routing reason)."
+        verbose_name=_("reason"),
+        max_length=300,
+        blank=True,
+        help_text=_("Why, in words (recorded as the routing reason)."),
     )
 
     class Meta:
+        verbose_name = _("routing rule")
+        verbose_name_plural = _("routing rules")
         ordering = ["policy", "kind", "order", "pk"]
 
     def __str__(self) -> str:
@@ -119,15 +164,20 @@ class RoutingRule(models.Model):
         words = [w for w in re.split(r"[\n,，、;；]+", self.keywords or "") if w.strip()]
         if not (words or self.pattern or self.max_chars):
             raise ValidationError(
-                "A rule needs keywords, a pattern or a maximum length: as it is, it matches "
-                "nothing."
+                gettext(
+                    "A rule needs keywords, a pattern or a maximum length: as it is, it matches "
+                    "nothing."
+                )
             )
         if self.pattern:
             try:
                 re.compile(self.pattern)
             except re.error as exc:
                 raise ValidationError(
-                    {"pattern": f"Not a valid regular expression: {exc}."}
+                    {
+                        "pattern": gettext("Not a valid regular expression: %(error)s.")
+                        % {"error": exc}
+                    }
                 ) from exc
 
 
@@ -136,9 +186,13 @@ class RoutingPolicyRevision(Revision):
 
     subject_field = "policy"
 
-    policy = models.ForeignKey(RoutingPolicy, on_delete=models.CASCADE, related_name="revisions")
+    policy = models.ForeignKey(
+        RoutingPolicy, verbose_name=_("policy"), on_delete=models.CASCADE, related_name="revisions"
+    )
 
     class Meta(Revision.Meta):
+        verbose_name = _("routing policy revision")
+        verbose_name_plural = _("routing policy revisions")
         constraints = [
             models.UniqueConstraint(fields=["policy", "version"], name="unique_policy_revision")
         ]
@@ -149,19 +203,24 @@ class SessionMemory(models.Model):
 
     session = models.OneToOneField(
         "chat.ChatSession",
+        verbose_name=_("session"),
         null=True,
         blank=True,
         on_delete=models.CASCADE,
         related_name="routing_memory",
     )
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="routing_memories"
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("user"),
+        on_delete=models.CASCADE,
+        related_name="routing_memories",
     )
-    data = models.JSONField(default=dict, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    data = models.JSONField(verbose_name=_("data"), default=dict, blank=True)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
-        verbose_name_plural = "session memories"
+        verbose_name = _("session memory")
+        verbose_name_plural = _("session memories")
         constraints = [
             models.UniqueConstraint(
                 fields=["user"],
@@ -171,4 +230,4 @@ class SessionMemory(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"memory of {self.session_id or self.user}"
+        return gettext("memory of %(owner)s") % {"owner": self.session_id or self.user}

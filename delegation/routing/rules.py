@@ -17,6 +17,42 @@ _NUMBERS = re.compile(
 )
 
 
+# An explicit request for a person (any policy, any topic): the turn asks staff first.
+_PERSON = re.compile(
+    r"转人工|找人工|要人工|人工客服|人工服务|真人客服|[找要跟和与接]真人"
+    r"|\b(?:talk|speak|chat)\s+(?:to|with)\s+(?:an?\s+|some\s+|the\s+)?(?:real\s+|live\s+)?"
+    r"(?:person|human|someone|somebody|staff|representative|operator)\b"
+    r"|\b(?:want|need)\s+(?:to\s+(?:talk|speak)\s+(?:to|with)\s+)?an?\s+(?:real\s+|live\s+)?"
+    r"(?:person|human)\b"
+    r"|\breal\s+person\b|\b(?:human|live)\s+agent\b|\bask\s+an?\s+(?:human|person)\b"
+    r"|\bconnect\s+me\s+(?:to|with)\s+(?:an?\s+)?(?:person|human|staff)\b"
+    r"|\bescalate\s+to\s+(?:an?\s+)?(?:person|human|staff)\b",
+    re.IGNORECASE,
+)
+
+
+def person_asked(text: str) -> str | None:
+    """The words asking for a person ("轉人工", "talk to a person", "I want a human"), as the
+    user wrote them, or None."""
+    folded = fold(text)
+    found = _PERSON.search(folded)
+    if found is None:
+        return None
+    # Where folding kept the length (nearly always), the same span is what they wrote.
+    return text[found.start() : found.end()] if len(folded) == len(text) else found.group(0)
+
+
+def person_question(text: str, words: str) -> str:
+    """What to ask staff: the message without the request for a person when it opens with it
+    ("轉人工：我的報銷單" → "我的報銷單"), else the whole message."""
+    stripped = text.strip()
+    if fold(stripped).startswith(fold(words)):
+        rest = stripped[len(words) :].lstrip(" \t\n:：，,。.!！-—")
+        if rest:
+            return rest
+    return stripped
+
+
 @dataclass(frozen=True)
 class RuleMatch:
     """Whether a rule matched, the words that did, and whether numbers escalate it."""

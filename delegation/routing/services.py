@@ -9,8 +9,9 @@ from typing import Any
 
 from config.permissions import holds_model_permission
 from delegation.models import Run
-from delegation.routing.decide import RoutingInput, routing_decide
+from delegation.routing.decide import ASK_HUMAN, RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
+from delegation.routing.rules import person_question
 from delegation.routing.selectors import mode_of, run_policy
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.transcript import DELEGATE
@@ -20,7 +21,8 @@ from delegation.tree.guards import delegation_targets
 
 def route_turn(*, run: Run, emitter: RunEmitter) -> None:
     """Decide the turn's routing once, before the entry agent's first step. A decision naming
-    an expert starts with that delegation (the entry agent then answers from its result)."""
+    an expert starts with that delegation (the entry agent then answers from its result); one
+    for a person starts by asking staff (the inbox), the entry agent answering from theirs."""
     request = run.routing_request or {}
     decision = routing_decide(
         RoutingInput(
@@ -31,11 +33,18 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
             force_strict=bool(request.get("force_strict")),
             force_guide=bool(request.get("force_guide")),
             run=run,
+            user=run.user,
         )
     )
     run.routing = decision.as_dict()
-    if decision.target:
-        run.transcript = [*run.transcript, _delegate_call(run, decision.target, decision.reason)]
+    if decision.ask_human:
+        words = (decision.matched_keywords or [""])[0]
+        question = person_question(run.task, words)[:2000]
+        arguments = {"question": question, "urgency": "normal"}
+        run.transcript = [*run.transcript, _first_call(run, ASK_HUMAN, arguments)]
+    elif decision.target:
+        arguments = {"target": decision.target, "task": run.task, "reason": decision.reason[:500]}
+        run.transcript = [*run.transcript, _first_call(run, DELEGATE, arguments)]
     run.last_seq = emitter.seq
     run_save_progress(run=run)
     if request.get("debug") and holds_model_permission(run.user, Run, "view"):
@@ -47,9 +56,9 @@ def route_after_turn(*, run: Run) -> None:
     memory_after_turn(run=run, policy=run_policy(run))
 
 
-def _delegate_call(run: Run, target: str, reason: str) -> dict[str, Any]:
-    """The assistant message that asks the routed expert, as if the entry agent had."""
-    arguments = {"target": target, "task": run.task, "reason": reason[:500]}
+def _first_call(run: Run, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message that asks the routed expert (or staff), as if the entry agent
+    had."""
     call_id = f"route_{uuid.uuid5(run.id, 'route').hex[:16]}"
     return {
         "role": "assistant",
@@ -59,7 +68,7 @@ def _delegate_call(run: Run, target: str, reason: str) -> dict[str, Any]:
                 "id": call_id,
                 "type": "function",
                 "function": {
-                    "name": DELEGATE,
+                    "name": name,
                     "arguments": json.dumps(arguments, ensure_ascii=False),
                 },
             }
