@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
@@ -9,14 +10,17 @@ from django.contrib import admin, messages
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
-from agents.forms import STALE_LABEL, AgentForm, tool_choices
+from agents.forms import STALE_LABEL, AgentForm
+from agents.forms_tools import tool_choices
 from agents.map import agent_map, agent_map_warnings
 from agents.map_svg import map_svg
 from agents.models import AGENT_EDITABLE_FIELDS, Agent, AgentRevision, AnswerValidation
@@ -24,6 +28,7 @@ from agents.revision_fields import revision_field_diff
 from agents.selectors import agent_revisions, revision_diff
 from agents.services import PublishHeld, agent_revision_restore, agent_save
 from agents.validation import stale_tool_keys
+from agents.views import models_json, preview_start_json, preview_status_json
 from delegation.evals.admin import run_link
 from delegation.evals.gate import draft_apply, suites_covering
 from delegation.evals.models import AgentDraft, DraftStatus, PublishRecord
@@ -41,35 +46,43 @@ HELD = "_publish_held"  # the request attribute holding a save the publish gate 
 class AgentAdminForm(AgentForm):
     """The agent form, with the quality gate's and the human waits' settings as widgets."""
 
-    approval_tool_keys = forms.MultipleChoiceField(
-        choices=tool_choices,
-        widget=forms.CheckboxSelectMultiple,
-        required=False,
-        label="Tools needing approval",
-        help_text="With “needs human approval” on: these tools wait for staff approval. "
-        "None ticked: every tool of this agent that changes data.",
-    )
+    # Both are shown by the tools picker (a switch and a toggle per tool), not as rows.
+    approval_tool_keys = forms.MultipleChoiceField(choices=tool_choices, required=False)
+    require_approval = forms.BooleanField(required=False)
     fallback_chain = forms.CharField(
         required=False,
-        help_text="Comma-separated, in order: retry, next_expert, then low_confidence or "
-        "unanswered (which end the chain). Blank: invalid answers go on marked low confidence.",
+        label=_("Fallback chain"),
+        help_text=_(
+            "Comma-separated, in order: retry, next_expert, then low_confidence or "
+            "unanswered (which end the chain). Blank: invalid answers go on marked low "
+            "confidence."
+        ),
     )
     validate_answers = forms.ChoiceField(
         choices=AnswerValidation.choices,
         required=False,
-        help_text="Check this agent's answers before its caller gets them.",
+        label=_("Validate answers"),
+        help_text=_("Check this agent's answers before its caller gets them."),
     )
     answer_min_chars = forms.IntegerField(
-        min_value=0, required=False, help_text="Rules: shortest valid answer (0: no bound)."
+        min_value=0,
+        required=False,
+        label=_("Answer min characters"),
+        help_text=_("Rules: shortest valid answer (0: no bound)."),
     )
     answer_max_chars = forms.IntegerField(
-        min_value=0, required=False, help_text="Rules: longest valid answer (0: no bound)."
+        min_value=0,
+        required=False,
+        label=_("Answer max characters"),
+        help_text=_("Rules: longest valid answer (0: no bound)."),
     )
     human_group = forms.ChoiceField(
         required=False,
-        label="Assignment group",
-        help_text="The staff group that sees this agent's questions, approvals and reviews "
-        "(blank: every staff member).",
+        label=_("Assignment group"),
+        help_text=_(
+            "The staff group that sees this agent's questions, approvals and reviews "
+            "(blank: every staff member)."
+        ),
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -128,9 +141,22 @@ class AgentAdmin(admin.ModelAdmin):
     filter_horizontal = ["allowed_subagents"]
     readonly_fields = ["version", "revisions_link", "knowledge_links", "eval_suites"]
     fieldsets = [
-        (None, {"fields": ["name", "display_name", "description", "tags", "system_prompt"]}),
         (
-            "Model",
+            None,
+            {
+                "fields": [
+                    "name",
+                    "display_name",
+                    "display_names",
+                    "description",
+                    "descriptions",
+                    "tags",
+                    "system_prompt",
+                ]
+            },
+        ),
+        (
+            _("Model"),
             {
                 "fields": [
                     "provider",
@@ -143,7 +169,7 @@ class AgentAdmin(admin.ModelAdmin):
             },
         ),
         (
-            "Tools and delegation",
+            _("Tools and delegation"),
             {
                 "fields": [
                     "tool_keys",
@@ -157,58 +183,70 @@ class AgentAdmin(admin.ModelAdmin):
             },
         ),
         (
-            "Answer quality",
+            _("Answer quality"),
             {
+                "classes": ["collapse"],
                 "fields": [
                     "validate_answers",
                     "validator_model",
                     "answer_min_chars",
                     "answer_max_chars",
                     "fallback_chain",
-                ]
+                ],
             },
         ),
         (
-            "Humans in the loop",
-            {
-                "fields": [
-                    "require_approval",
-                    "approval_tool_keys",
-                    "human_sla_seconds",
-                    "human_group",
-                ]
-            },
+            _("Humans in the loop"),
+            {"classes": ["collapse"], "fields": ["human_sla_seconds", "human_group"]},
         ),
         (
-            "Availability",
+            _("Availability"),
             {"fields": ["enabled", "delegatable", "is_entry", "access_group", "access_permission"]},
         ),
-        ("History", {"fields": ["version", "revisions_link", "eval_suites"]}),
+        (_("History"), {"fields": ["version", "revisions_link", "eval_suites"]}),
     ]
+    PICKER_FIELDS = ["require_approval", "approval_tool_keys"]  # posted by the tools picker
+
+    class Media:
+        css = {"all": ["agents/agent_form.css"]}
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        """The form of the fieldsets plus the approval fields the tools picker posts."""
+        fields = kwargs.get("fields")
+        if fields is None:
+            fields = [f for fs in self.get_fieldsets(request, obj) for f in fs[1]["fields"]]
+        readonly = set(self.get_readonly_fields(request, obj))
+        fields = [f for f in fields if f not in readonly and f not in self.PICKER_FIELDS]
+        kwargs["fields"] = [*fields, *self.PICKER_FIELDS]
+        return super().get_form(request, obj, change, **kwargs)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Agent]:
         """With each agent's live state and quality counts (delegation.humans.states)."""
         return super().get_queryset(request).annotate(**agent_annotations())
 
-    @admin.display(description="state")
+    @admin.display(description=_("state"))
     def live_state(self, obj: Agent) -> str:
         """idle, working n, waiting for experts n, waiting for a human n (oldest wait)."""
         return state_text(annotated_state(obj))
 
-    @admin.display(description="quality")
+    @admin.display(description=_("quality"))
     def quality(self, obj: Agent) -> str:
         """Verdicts on its answers and reviews of them."""
         return quality_text(annotated_quality(obj))
 
-    @admin.display(description="Knowledge bases")
+    @admin.display(description=_("Knowledge bases"))
     def knowledge_links(self, obj: Agent) -> str:
         """The knowledge bases linked to the agent (each gives it kb_search and kb_documents),
         each linked to its page, where agents are added and removed."""
         add = reverse("admin:knowledge_knowledgebase_changelist")
         if not obj.pk or not obj.knowledge_bases.exists():
             return format_html(
-                'None. Link one on its <a href="{}">knowledge base page</a> to give this agent '
-                "the kb_search and kb_documents tools.",
+                gettext(
+                    'None. Link one on its <a href="{}">knowledge base page</a> to give this '
+                    "agent the kb_search and kb_documents tools."
+                ),
                 add,
             )
         links = format_html_join(
@@ -219,14 +257,14 @@ class AgentAdmin(admin.ModelAdmin):
                 for kb in obj.knowledge_bases.all()
             ),
         )
-        return format_html("{} (kb_search and kb_documents are offered)", links)
+        return format_html(gettext("{} (kb_search and kb_documents are offered)"), links)
 
-    @admin.display(description="eval suites")
+    @admin.display(description=_("eval suites"))
     def eval_suites(self, obj: Agent) -> str:
         """The suites that talk to or gate this agent, with their last result."""
         suites = suites_covering(agent=obj) if obj.pk else []
         if not suites:
-            return "None: add one under Evals → Eval suites to test this agent's edits."
+            return gettext("None: add one under Evals → Eval suites to test this agent's edits.")
         return format_html_join(
             ", ",
             '<a href="{}">{}</a>{} ({})',
@@ -234,22 +272,24 @@ class AgentAdmin(admin.ModelAdmin):
                 (
                     reverse("admin:evals_evalsuite_change", args=[s.pk]),
                     s.name,
-                    " · gates saves" if s.publish_gate else "",
+                    gettext(" · gates saves") if s.publish_gate else "",
                     run_link(s.runs.order_by("-created_at").first()),
                 )
                 for s in suites
             ),
         )
 
-    @admin.display(description="Revisions")
+    @admin.display(description=_("Revisions"))
     def revisions_link(self, obj: Agent) -> str:
         """A link to the revision list (diff and restore)."""
         if not obj.pk:
-            return "Saved versions appear here."
+            return gettext("Saved versions appear here.")
         url = reverse("admin:agents_agent_revisions", args=[obj.pk])
-        return format_html(
-            '<a href="{}">{} revision(s): diff and restore</a>', url, obj.revisions.count()
-        )
+        count = obj.revisions.count()
+        text = ngettext(
+            "%(count)d revision: diff and restore", "%(count)d revisions: diff and restore", count
+        ) % {"count": count}
+        return format_html('<a href="{}">{}</a>', url, text)
 
     def change_view(
         self,
@@ -264,13 +304,38 @@ class AgentAdmin(admin.ModelAdmin):
         if stale and request.method == "GET":
             messages.warning(
                 request,
-                f"This agent lists tools {STALE_LABEL}: {', '.join(stale)}. They are skipped "
-                "at run time and shown unticked under Tools: saving removes them unless you "
-                "tick them.",
+                gettext(
+                    "This agent lists tools %(label)s: %(tools)s. They are skipped at run time "
+                    "and shown unticked under Tools: saving removes them unless you tick them."
+                )
+                % {"label": STALE_LABEL, "tools": ", ".join(stale)},
             )
         warnings = agent_map_warnings(agent=agent) if agent is not None else []
         extra_context = {**(extra_context or {}), "map_warnings": warnings}
+        if agent is not None and self.has_change_permission(request, agent):
+            extra_context["preview_url"] = reverse("admin:agents_agent_preview", args=[agent.pk])
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def models_view(self, request: HttpRequest) -> HttpResponse:
+        """GET ?provider=…: the models the provider offers, for the model field's suggestions."""
+        if not self.has_view_permission(request):
+            return JsonResponse({"error": "forbidden"}, status=403)
+        return models_json(request)
+
+    def preview_view(self, request: HttpRequest, agent_id: int) -> HttpResponse:
+        """POST the change form: its unsaved values answer a message in a sandboxed turn."""
+        agent = get_object_or_404(Agent, pk=agent_id)
+        if request.method != "POST" or not self.has_change_permission(request, agent):
+            return JsonResponse({"error": "forbidden"}, status=403)
+        form_class = self.get_form(request, agent, change=True)
+        form = form_class(request.POST, instance=Agent.objects.get(pk=agent.pk))
+        return preview_start_json(request, agent, form)
+
+    def preview_status_view(self, request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+        """GET: a preview turn's status, answer and trace link."""
+        if not self.has_change_permission(request):
+            return JsonResponse({"error": "forbidden"}, status=403)
+        return preview_status_json(request, run_id)
 
     def response_add(
         self, request: HttpRequest, obj: Agent, post_url_continue: str | None = None
@@ -288,16 +353,18 @@ class AgentAdmin(admin.ModelAdmin):
             messages.info(
                 request,
                 format_html(
-                    "{} is not one of {}'s experts yet, so users cannot reach it. "
+                    "{} "
                     '<form method="post" action="{}" style="display:inline">'
                     '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'
-                    '<button type="submit" class="button">Add it to {}\'s experts</button>'
+                    '<button type="submit" class="button">{}</button>'
                     "</form>",
-                    obj,
-                    entry,
+                    gettext(
+                        "%(agent)s is not one of %(entry)s's experts yet, so users cannot reach it."
+                    )
+                    % {"agent": obj, "entry": entry},
                     url,
                     get_token(request),
-                    entry,
+                    gettext("Add it to %(entry)s's experts") % {"entry": entry},
                 ),
             )
         return super().response_add(request, obj, post_url_continue)
@@ -320,9 +387,17 @@ class AgentAdmin(admin.ModelAdmin):
             messages.warning(request, held.message)
             return HttpResponseRedirect(_draft_url(held))
         except ValidationError as exc:
-            messages.error(request, f"{expert} was not added: {' '.join(exc.messages)}")
+            messages.error(
+                request,
+                gettext("%(expert)s was not added: %(problems)s")
+                % {"expert": expert, "problems": " ".join(exc.messages)},
+            )
             return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[expert_id]))
-        messages.success(request, f"{expert} is now one of {agent}'s experts.")
+        messages.success(
+            request,
+            gettext("%(expert)s is now one of %(agent)s's experts.")
+            % {"expert": expert, "agent": agent},
+        )
         return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[expert_id]))
 
     def map_view(self, request: HttpRequest) -> HttpResponse:
@@ -333,7 +408,7 @@ class AgentAdmin(admin.ModelAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "title": "Delegation map",
+            "title": gettext("Delegation map"),
             "map": dmap,
             "svg": map_svg(dmap),
             "nodes": sorted(dmap.nodes.values(), key=lambda n: (n.layer is None, n.layer, n.name)),
@@ -351,8 +426,10 @@ class AgentAdmin(admin.ModelAdmin):
             return agent
         messages.info(
             request,
-            f"Editing the held draft (from v{draft.base_version}): saving "
-            "runs its eval suites again.",
+            gettext(
+                "Editing the held draft (from v%(version)s): saving runs its eval suites again."
+            )
+            % {"version": draft.base_version},
         )
         return draft_apply(agent=agent, draft=draft)
 
@@ -392,6 +469,19 @@ class AgentAdmin(admin.ModelAdmin):
         extra = [
             path("map/", self.admin_site.admin_view(self.map_view), name="agents_agent_map"),
             path(
+                "models/", self.admin_site.admin_view(self.models_view), name="agents_agent_models"
+            ),
+            path(
+                "<int:agent_id>/preview/",
+                self.admin_site.admin_view(self.preview_view),
+                name="agents_agent_preview",
+            ),
+            path(
+                "preview/<uuid:run_id>/",
+                self.admin_site.admin_view(self.preview_status_view),
+                name="agents_agent_preview_status",
+            ),
+            path(
                 "<int:agent_id>/add-expert/<int:expert_id>/",
                 self.admin_site.admin_view(self.add_expert_view),
                 name="agents_agent_add_expert",
@@ -428,7 +518,7 @@ class AgentAdmin(admin.ModelAdmin):
             "opts": self.model._meta,
             "agent": agent,
             "rows": rows,
-            "title": f"Revisions of {agent}",
+            "title": gettext("Revisions of %(agent)s") % {"agent": agent},
             "can_restore": self.has_change_permission(request, agent),
         }
         return TemplateResponse(request, "admin/agents/agent/revisions.html", context)
@@ -446,9 +536,17 @@ class AgentAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(_draft_url(held))
         except ValidationError as exc:
             problems = "; ".join(f"{field}: {' '.join(m)}" for field, m in exc.message_dict.items())
-            messages.error(request, f"Version {version} cannot be restored: {problems}")
+            messages.error(
+                request,
+                gettext("Version %(version)s cannot be restored: %(problems)s")
+                % {"version": version, "problems": problems},
+            )
             return HttpResponseRedirect(reverse("admin:agents_agent_revisions", args=[agent_id]))
-        messages.success(request, f"Restored version {version} as version {new.version}.")
+        messages.success(
+            request,
+            gettext("Restored version %(version)s as version %(new)s.")
+            % {"version": version, "new": new.version},
+        )
         return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[agent_id]))
 
 
@@ -472,7 +570,7 @@ class AgentRevisionAdmin(admin.ModelAdmin):
         "created_at",
     ]
 
-    @admin.display(description="evals")
+    @admin.display(description=_("evals"))
     def evals(self, obj: AgentRevision) -> str:
         """The eval result a gated publish recorded (blank: no gate applied)."""
         record = PublishRecord.objects.filter(revision=obj).first()
@@ -481,7 +579,13 @@ class AgentRevisionAdmin(admin.ModelAdmin):
         suites = "; ".join(
             f"{s['suite']} {s['passed']}/{s['total']}" for s in record.result.get("suites", [])
         )
-        verdict = "passed" if record.passed else "published anyway" if record.override else "—"
+        verdict = (
+            gettext("passed")
+            if record.passed
+            else gettext("published anyway")
+            if record.override
+            else "—"
+        )
         return f"{verdict}: {suites}"
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -19,6 +19,9 @@ from config.errors import AppError
 SNAPSHOT_FIELDS = [
     f for f in AGENT_EDITABLE_FIELDS if f not in ("allowed_subagents", "access_group")
 ]  # those two are stored by name, below
+DECIMAL_FIELDS = [
+    f.name for f in Agent._meta.concrete_fields if f.get_internal_type() == "DecimalField"
+]
 
 
 def agent_snapshot(*, agent: Agent, subagents: Iterable[Agent] | None = None) -> dict[str, Any]:
@@ -70,6 +73,32 @@ def publish_gate_register(gate: PublishGate) -> None:
     holds the save by recording what it needs and raising PublishHeld (evals registers one)."""
     if gate not in _publish_gates:
         _publish_gates.append(gate)
+
+
+def unix_newlines(value: Any) -> Any:
+    """Text with "\r\n" and lone "\r" line ends as "\n" (other values as they are)."""
+    if isinstance(value, str) and "\r" in value:
+        return value.replace("\r\n", "\n").replace("\r", "\n")
+    return value
+
+
+def agent_unchanged(*, agent: Agent, subagents: Iterable[Agent] | None = None) -> bool:
+    """Whether the (unsaved) `agent`, with `subagents` if given, defines what its stored row
+    does: the same snapshot, amounts compared as numbers (1.5 is 1.5000)."""
+    stored = Agent.objects.filter(pk=agent.pk).first()
+    if stored is None:
+        return False
+    draft = _comparable(agent_snapshot(agent=agent, subagents=subagents))
+    return draft == _comparable(agent_snapshot(agent=stored))
+
+
+def _comparable(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot with its amounts as Decimals and its text with "\n" line ends."""
+    plain = {k: unix_newlines(v) for k, v in snapshot.items()}
+    for field in DECIMAL_FIELDS:
+        if plain.get(field) not in (None, ""):
+            plain[field] = Decimal(str(plain[field]))
+    return plain
 
 
 def _plain(value: Any) -> Any:
@@ -125,10 +154,12 @@ def agent_save(
     and store a revision.
 
     `data` maps editable fields to values (`allowed_subagents`: agents, `access_group`: a group
-    or None); fields it leaves out keep their value. Raises ValidationError keyed by field, and
-    PublishHeld when a gate holds the change of an existing agent as a draft (nothing saved;
-    what the gate recorded stays, so call this outside a transaction that the error would roll
-    back). `gated=False` is for the gate's own publish.
+    or None); fields it leaves out keep their value. Text is stored with "\n" line ends (a
+    browser's form posts "\r\n"). A save that changes nothing (as `agent_unchanged` compares)
+    writes nothing: no new version, no revision, no gate; the stored agent is returned.
+    Raises ValidationError keyed by field, and PublishHeld when a gate holds the change of an
+    existing agent as a draft (nothing saved; what the gate recorded stays, so call this outside
+    a transaction that the error would roll back). `gated=False` is for the gate's own publish.
     """
     unknown = set(data) - set(AGENT_EDITABLE_FIELDS)
     if unknown:
@@ -136,9 +167,11 @@ def agent_save(
     agent = agent if agent is not None else Agent()
     for field, value in data.items():
         if field != "allowed_subagents":
-            setattr(agent, field, value)
+            setattr(agent, field, unix_newlines(value))
     subagents = list(data["allowed_subagents"]) if "allowed_subagents" in data else None
     agent_check(agent=agent, subagents=subagents)
+    if agent.pk is not None and agent_unchanged(agent=agent, subagents=subagents):
+        return Agent.objects.get(pk=agent.pk)
     if gated and agent.pk is not None:
         draft = agent_snapshot(agent=agent, subagents=subagents)
         for gate in _publish_gates:

@@ -355,7 +355,8 @@ def test_stale_tool_keys_show_as_a_warning_and_unticked_boxes(admin_client, stal
     html = admin_client.get(change_url(stale_helper)).content.decode()
     assert "This agent lists tools removed from code: gone_tool." in html
     assert 'type="checkbox" name="tool_keys" value="gone_tool"' in html
-    assert "gone_tool: removed from code" in html
+    assert '<code class="tool-row-key">gone_tool</code>' not in html  # titled by its key
+    assert re.search(r"gone_tool</span>\s*<span class=\"tool-badge\">removed from code", html)
     assert 'value="gone_tool" id="id_tool_keys_' in html  # rendered without `checked`
     assert re.search(r'value="calculate" id="id_tool_keys_\d+" checked', html.replace("\n", ""))
 

@@ -143,7 +143,7 @@ def test_new_agent_offer_and_coloured_revision_diff(team, start_asgi_server, bro
     assert "Travel is now one of Assistant's experts." in page.inner_text(".messagelist")
     page.goto(server.url + "/admin/agents/agent/")
     page.click("text=Assistant")
-    page.click("text=revision(s): diff and restore")
+    page.click("text=/revisions?: diff and restore/")
     row = page.locator(".revision-diff").first.locator('[data-field="allowed_subagents"]')
     assert "+ travel" in row.inner_text()
     added = row.locator("ins.diff-new")
