@@ -1,4 +1,5 @@
-"""Admin for knowledge: bases with their agents and documents, uploads with status, chunks."""
+"""Admin for knowledge: bases with their agents and documents, uploads with status, chunks, and
+the tool pages (many files at once, a test search as a user: admin_tools.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import path
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
+from agents.forms_languages import LanguageTextsField
+from agents.knowledge import admin_tools
 from agents.knowledge.models import Chunk, Document, KnowledgeBase
 from agents.knowledge.selectors import HEAVY_FIELDS, document_with_hash
 from agents.knowledge.services import (
@@ -19,6 +25,7 @@ from agents.knowledge.services import (
     upload_check,
 )
 from config.errors import AppError
+from config.text import joined
 
 
 class DocumentInline(admin.TabularInline):
@@ -40,25 +47,90 @@ class DocumentInline(admin.TabularInline):
         return super().get_queryset(request).defer(*HEAVY_FIELDS)
 
 
+class KnowledgeBaseForm(forms.ModelForm):
+    """A knowledge base, with its name and description in each language as plain text."""
+
+    display_names = LanguageTextsField(label=_("Names per language"))
+    descriptions = LanguageTextsField(multiline=True, label=_("Descriptions per language"))
+
+    class Meta:
+        model = KnowledgeBase
+        fields = [
+            "name",
+            "display_name",
+            "description",
+            "display_names",
+            "descriptions",
+            "access_group",
+            "access_permission",
+            "agents",
+        ]
+
+
 @admin.register(KnowledgeBase)
 class KnowledgeBaseAdmin(admin.ModelAdmin):
-    """Name, who may read it, which agents may search it."""
+    """Name (in each language), who may read it, which agents may search it."""
 
-    list_display = ["name", "display_name", "access_group", "access_permission", "agent_names"]
+    form = KnowledgeBaseForm
+    list_display = ["name", "name_shown", "access_group", "access_permission", "agent_names"]
     search_fields = ["name", "display_name", "description"]
     filter_horizontal = ["agents"]
     inlines = [DocumentInline]
+    fieldsets = [
+        (None, {"fields": ["name", "display_name", "description"]}),
+        (
+            _("In each language"),
+            {
+                "fields": ["display_names", "descriptions"],
+                "description": _(
+                    "What people read in their language. Left blank: the other Chinese script's "
+                    "text converted (繁 ↔ 简), else the display name and description above."
+                ),
+            },
+        ),
+        (_("Access"), {"fields": ["access_group", "access_permission", "agents"]}),
+    ]
 
-    @admin.display(description="agents")
+    @admin.display(description=_("name people read"), ordering="display_name")
+    def name_shown(self, kb: KnowledgeBase) -> str:
+        """Its name in the admin's language."""
+        return kb.name_in()
+
+    @admin.display(description=_("agents"))
     def agent_names(self, kb: KnowledgeBase) -> str:
-        """The linked agents."""
-        return ", ".join(agent.name for agent in kb.agents.all())
+        """The linked agents, by the names people read."""
+        return joined([agent.name_in() for agent in kb.agents.all()])
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[KnowledgeBase]:
         """With agents and groups in few queries."""
         return (
             super().get_queryset(request).prefetch_related("agents").select_related("access_group")
         )
+
+    def get_urls(self) -> list[Any]:
+        """Its pages, plus the upload of many files and the test search of one base."""
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<int:kb_id>/upload/",
+                view(self.upload_view),
+                name="knowledge_knowledgebase_upload",
+            ),
+            path(
+                "<int:kb_id>/search/",
+                view(self.search_view),
+                name="knowledge_knowledgebase_search",
+            ),
+            *super().get_urls(),
+        ]
+
+    def upload_view(self, request: HttpRequest, kb_id: int) -> HttpResponse:
+        """Upload many files at once (admin_tools.upload_view)."""
+        return admin_tools.upload_view(self, request, kb_id)
+
+    def search_view(self, request: HttpRequest, kb_id: int) -> HttpResponse:
+        """Test retrieval as a chosen user (admin_tools.search_view)."""
+        return admin_tools.search_view(self, request, kb_id)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         """Saved with its agents; those linked or unlinked count as changed."""
@@ -83,7 +155,9 @@ class KnowledgeBaseAdmin(admin.ModelAdmin):
 class DocumentUploadForm(forms.ModelForm):
     """Adding a document is an upload; the file is checked before anything is stored."""
 
-    upload = forms.FileField(help_text=".md, .txt, .html, .pdf (with text) or .docx")
+    upload = forms.FileField(
+        label=_("File"), help_text=_(".md, .txt, .html, .pdf (with text) or .docx")
+    )
 
     class Meta:
         model = Document
@@ -92,7 +166,7 @@ class DocumentUploadForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["title"].required = False
-        self.fields["title"].help_text = (
+        self.fields["title"].help_text = _(
             "Blank: the file name. The same title (or source) as an existing document makes a "
             "new version of it."
         )
@@ -113,11 +187,12 @@ class DocumentUploadForm(forms.ModelForm):
         if upload is not None and kb is not None:
             twin = document_with_hash(kb=kb, content_hash=content_hash_of(upload.read()))
             if twin is not None:
-                self.add_error(
-                    "upload",
-                    f"This file is already in {kb.name} as “{twin.title}” version "
-                    f"{twin.version}; no new version was made.",
+                words = _(
+                    "This file is already in %(knowledge_base)s as “%(title)s” version "
+                    "%(version)s; no new version was made."
                 )
+                values = {"knowledge_base": kb.name, "title": twin.title, "version": twin.version}
+                self.add_error("upload", words % values)
         return cleaned
 
 
@@ -164,7 +239,23 @@ class DocumentAdmin(admin.ModelAdmin):
         """Nothing is read-only on the upload form."""
         return [] if obj is None else self.readonly_fields
 
-    @admin.display(description="status")
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """The document's page, with a page of its chunks below (`?chunks=N`)."""
+        document = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if document is not None:
+            page = admin_tools.chunk_page(request, document)
+            extra["chunk_page"] = page
+            extra["chunk_page_range"] = list(page.paginator.get_elided_page_range(page.number))
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    @admin.display(description=_("status"))
     def status_column(self, document: Document) -> str:
         """queued, indexed with N chunks, failed: reason, or superseded."""
         return document.status_text
@@ -188,12 +279,18 @@ class DocumentAdmin(admin.ModelAdmin):
         obj.pk = created.pk
         obj.version = created.version
 
-    @admin.action(description="Re-index the selected documents")
+    @admin.action(description=_("Re-index the selected documents"))
     def reindex(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         """Queue each selected document for indexing again."""
         for document in queryset:
             document_reindex(document=document)
-        self.message_user(request, f"{queryset.count()} document(s) queued for indexing.")
+        count = queryset.count()
+        words = ngettext(
+            "%(count)s document queued for indexing.",
+            "%(count)s documents queued for indexing.",
+            count,
+        )
+        self.message_user(request, words % {"count": count})
 
 
 @admin.register(Chunk)
