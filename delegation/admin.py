@@ -14,13 +14,48 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.text import Truncator
+from django.utils.translation import gettext_lazy as _
 
 from chat.models import ChatMessage, MessageRole
 from delegation.models import Run
 from delegation.selectors import run_tree
 from delegation.tree.budget import turn_tokens as ledger_turn_tokens
-from delegation.usage.money import money_text
+from delegation.usage.money import money_display
 from delegation.usage.selectors import ledger_cost, run_costs, turn_cost
+
+# Planner results that did nothing (reminders/outcome.py): the call ran, but it is not "ok".
+NOT_DONE = {
+    "conflict": _("conflict"),
+    "need_confirmation": _("needs confirmation"),
+    "error": _("error"),
+}
+LINE_CHARS = 90  # the question and the answer's first line in the runs list
+
+
+def cost_text(value: Any) -> str:
+    """A cost in the platform's currency, for people (US$0.0042)."""
+    return money_display(value, settings.USAGE_CURRENCY)
+
+
+def first_line(text: str, chars: int = LINE_CHARS) -> str:
+    """The first non-empty line of `text`, cut to `chars` characters."""
+    line = next((part.strip() for part in (text or "").splitlines() if part.strip()), "")
+    return Truncator(line).chars(chars)
+
+
+def call_state(tool: dict[str, Any]) -> tuple[str, str]:
+    """A tool call's state for the trace, (key, label): error when it failed, the planner's
+    status when its result says nothing was done (conflict, needs confirmation), else ok."""
+    if tool.get("ok") is False:
+        return "error", str(_("error"))
+    result = tool.get("result")
+    status = result.get("status") if isinstance(result, dict) else None
+    if status in NOT_DONE:
+        return str(status), str(NOT_DONE[status])
+    if tool.get("ok"):
+        return "ok", str(_("ok"))
+    return "", ""
 
 
 def duration_text(run: Run) -> str:
@@ -48,10 +83,14 @@ def _tool_calls(runs: list[Run]) -> dict[Any, list[dict[str, Any]]]:
         outcome = tool.get("error") if tool.get("ok") is False else tool.get("result")
         if outcome is None and "delegation" in tool:
             outcome = tool["delegation"]
+        state, state_label = call_state(tool)
         calls.setdefault(message.run_id, []).append(
             {
                 "name": tool.get("name", "?"),
+                "summary": tool.get("summary", ""),
                 "ok": tool.get("ok"),
+                "state": state,
+                "state_label": state_label,
                 "arguments": _pretty(tool.get("arguments", {})),
                 "result": _pretty(outcome) if outcome is not None else "",
                 "child": children.get((message.run_id, tool.get("call_id"))),
@@ -84,7 +123,7 @@ def trace_build(
             "width": f"{max(width, 0.5):.2f}",
             "duration": duration_text(run),
             "tokens": (run.usage or {}).get("total_tokens", 0),
-            "cost": money_text(costs.get(run.pk)),
+            "cost": cost_text(costs.get(run.pk)),
             "tools": calls.get(run.pk, []),
             "children": [],
             "current": run.pk == current,
@@ -99,24 +138,24 @@ class TurnFilter(admin.SimpleListFilter):
     """By default one row per turn (its root run, its experts listed under it); any other
     filter or a search shows every matching run."""
 
-    title = "runs shown"
+    title = _("runs shown")
     parameter_name = "runs"
 
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
         """Turns (the default) or every run."""
-        return [("all", "every run (experts too)")]
+        return [("all", _("every run (experts too)"))]
 
     def choices(self, changelist: Any) -> Any:
         """'Turns' is the default choice, not 'All'."""
         yield {
             "selected": self.value() is None,
             "query_string": changelist.get_query_string(remove=[self.parameter_name]),
-            "display": "turns (root runs)",
+            "display": _("turns (root runs)"),
         }
         yield {
             "selected": self.value() == "all",
             "query_string": changelist.get_query_string({self.parameter_name: "all"}),
-            "display": "every run (experts too)",
+            "display": _("every run (experts too)"),
         }
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Run]) -> QuerySet[Run]:
@@ -133,11 +172,10 @@ class RunAdmin(admin.ModelAdmin):
 
     list_display = [
         "agent_in_tree",
+        "exchange",
         "status",
         "user",
-        "steps",
         "tokens",
-        "turn_tokens",
         "cost",
         "duration",
         "turn",
@@ -150,7 +188,9 @@ class RunAdmin(admin.ModelAdmin):
         ("user", admin.RelatedOnlyFieldListFilter),
         "depth",
     ]
-    search_fields = ["id", "task", "user__username", "agent__name"]
+    # The question (a root run's task is the user's message) and the answer; transcripts are
+    # JSON and too costly to search.
+    search_fields = ["task", "answer", "id", "user__username", "agent__name"]
     raw_id_fields = ["session", "user", "parent", "root", "user_message"]
     readonly_fields = [f.name for f in Run._meta.fields]
     change_form_template = "admin/delegation/run/change_form.html"
@@ -178,12 +218,29 @@ class RunAdmin(admin.ModelAdmin):
             .order_by("-turn_started", "created_at")
         )
 
-    @admin.display(description="turn")
+    @admin.display(description=_("question and answer"))
+    def exchange(self, obj: Run) -> str:
+        """What the run was asked (the user's question on a turn, the task on an expert) over
+        the answer's first line, or the error's message when it failed."""
+        answer: str
+        if obj.error:
+            answer = format_html(
+                '<span class="run-error">{}</span>', first_line(str(obj.error.get("message", "")))
+            )
+        else:
+            answer = first_line(obj.answer)
+        return format_html(
+            '<div class="run-question">{}</div><div class="run-answer">{}</div>',
+            first_line(obj.task),
+            answer,
+        )
+
+    @admin.display(description=_("turn"))
     def turn(self, obj: Run) -> str:
         """On a root run: its experts, nested, each linked with status and cost."""
         if obj.root_id is not None:
             url = reverse("admin:delegation_run_change", args=[obj.pk])
-            return format_html('<a href="{}#trace">its turn\'s trace</a>', url)
+            return format_html('<a href="{}#trace">{}</a>', url, _("its turn's trace"))
         runs = _depth_first(list(obj.descendants.all()), obj.pk)
         url = reverse("admin:delegation_run_change", args=[obj.pk])
         experts = format_html_join(
@@ -194,17 +251,16 @@ class RunAdmin(admin.ModelAdmin):
                     (r.depth - 1) * 1.2,
                     reverse("admin:delegation_run_change", args=[r.pk]),
                     r.agent_config.get("display_name", ""),
-                    r.status,
-                    money_text(getattr(r, "own_cost", None)),
+                    r.get_status_display(),
+                    cost_text(getattr(r, "own_cost", None)),
                 )
                 for r in runs
             ),
         )
-        return format_html(
-            '<a href="{}#trace">trace of {} run(s)</a>{}', url, len(runs) + 1, experts
-        )
+        label = _("trace of %(count)s run(s)") % {"count": len(runs) + 1}
+        return format_html('<a href="{}#trace">{}</a>{}', url, label, experts)
 
-    @admin.display(description="agent")
+    @admin.display(description=_("agent"))
     def agent_in_tree(self, obj: Run) -> str:
         """The agent, indented by depth, with the path as a tooltip."""
         return format_html(
@@ -215,25 +271,25 @@ class RunAdmin(admin.ModelAdmin):
             obj.agent_config.get("display_name", ""),
         )
 
-    @admin.display(description="tokens")
-    def tokens(self, obj: Run) -> int:
-        """Tokens of this run's own model calls."""
-        return int((obj.usage or {}).get("total_tokens", 0))
+    @admin.display(description=_("tokens"))
+    def tokens(self, obj: Run) -> str:
+        """Tokens of this run's own model calls; on a turn's root run, the whole turn's too
+        (its ledger's, read by get_queryset)."""
+        own = int((obj.usage or {}).get("total_tokens", 0))
+        if obj.root_id is not None:
+            return str(own)
+        return str(_("%(own)s (turn %(turn)s)") % {"own": own, "turn": obj.turn_tokens_used or 0})
 
-    @admin.display(description="turn tokens")
-    def turn_tokens(self, obj: Run) -> str:
-        """Tokens of the whole turn (on its root run: its ledger's, read by get_queryset)."""
-        return str(obj.turn_tokens_used) if obj.root_id is None else ""
-
-    @admin.display(description="cost")
+    @admin.display(description=_("cost"))
     def cost(self, obj: Run) -> str:
         """The run's own cost; on a turn's root run, the whole turn's too (from the ledger)."""
-        own = money_text(getattr(obj, "own_cost", None))
+        own = cost_text(getattr(obj, "own_cost", None))
         if obj.root_id is not None:
             return own
-        return f"{own} (turn {money_text(getattr(obj, 'tree_cost', None))})"
+        turn = cost_text(getattr(obj, "tree_cost", None))
+        return str(_("%(own)s (turn %(turn)s)") % {"own": own, "turn": turn})
 
-    @admin.display(description="duration")
+    @admin.display(description=_("duration"))
     def duration(self, obj: Run) -> str:
         """Wall time from start to finish."""
         return duration_text(obj)
@@ -256,7 +312,7 @@ class RunAdmin(admin.ModelAdmin):
                 "indent": r.depth * 1.5,
                 "duration": duration_text(r),
                 "tokens": (r.usage or {}).get("total_tokens", 0),
-                "cost": money_text(costs.get(r.pk)),
+                "cost": cost_text(costs.get(r.pk)),
                 "current": r.pk == getattr(run, "pk", None),
             }
             for r in runs
@@ -264,8 +320,7 @@ class RunAdmin(admin.ModelAdmin):
         extra = {
             "tree": tree,
             "trace": trace,
-            "turn_cost": money_text(turn_cost(root_id=run.root_id_or_self) if run else 0),
-            "currency": settings.USAGE_CURRENCY,
+            "turn_cost": cost_text(turn_cost(root_id=run.root_id_or_self) if run else 0),
             "routing": runs[0].routing if runs else None,  # the root's decision
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})

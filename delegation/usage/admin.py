@@ -15,10 +15,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from delegation.usage.chart import stacked_cost_chart
 from delegation.usage.models import Budget, ModelPrice, SpendCounter, UsageRecord
-from delegation.usage.money import money_text
+from delegation.usage.money import money_display
 from delegation.usage.selectors import (
     budget_refusals,
     report_period,
@@ -66,12 +68,17 @@ class ModelPriceAdmin(admin.ModelAdmin):
         unpriced = usage_unpriced_models(start=start, end=end)
         if unpriced and request.method == "GET":
             names = ", ".join(
-                f"{u['provider']}/{u['model']} ({u['calls']} calls)" for u in unpriced
+                _("%(model)s (%(calls)s calls)")
+                % {"model": f"{u['provider']}/{u['model']}", "calls": u["calls"]}
+                for u in unpriced
             )
             messages.warning(
                 request,
-                f"Models used in the last 30 days without a price (counted as 0): {names}. "
-                "Add a price for each so their cost is counted.",
+                _(
+                    "Models used in the last 30 days without a price (counted as 0): %(names)s. "
+                    "Add a price for each so their cost is counted."
+                )
+                % {"names": names},
             )
         return super().changelist_view(request, extra_context)
 
@@ -79,12 +86,12 @@ class ModelPriceAdmin(admin.ModelAdmin):
 class PricedFilter(admin.SimpleListFilter):
     """Calls of models with no price (counted as 0)."""
 
-    title = "price known"
+    title = gettext_lazy("price known")
     parameter_name = "priced"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         """Yes / no."""
-        return [("yes", "yes"), ("no", "no: unknown model, cost 0")]
+        return [("yes", _("yes")), ("no", _("no: unknown model, cost 0"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         """Filter on `priced`."""
@@ -115,23 +122,22 @@ class UsageRecordAdmin(admin.ModelAdmin):
     list_select_related = ["user"]
     change_list_template = "admin/usage/usagerecord/change_list.html"
 
-    @admin.display(description="cost", ordering="cost")
+    @admin.display(description=gettext_lazy("cost"), ordering="cost")
     def cost_text(self, obj: UsageRecord) -> str:
-        """The cost; calls of unknown models are flagged."""
+        """The cost in its currency (US$0.0042); calls of unknown models are flagged."""
         if not obj.priced:
             return format_html(
-                '<strong style="color:#ba2121" title="No price for {}/{} when called">'
-                "0 (unknown model)</strong>",
-                obj.provider,
-                obj.model,
+                '<strong class="run-error" title="{}">{}</strong>',
+                _("No price for %(model)s when called") % {"model": f"{obj.provider}/{obj.model}"},
+                _("0 (unknown model)"),
             )
-        return f"{money_text(obj.cost)} {obj.currency}"
+        return money_display(obj.cost, obj.currency)
 
-    @admin.display(description="run")
+    @admin.display(description=gettext_lazy("run"))
     def run_link(self, obj: UsageRecord) -> str:
         """The run (and so its turn) in the runs admin."""
         url = reverse("admin:delegation_run_change", args=[obj.run_id])
-        return format_html('<a href="{}">step {}</a>', url, obj.step)
+        return format_html('<a href="{}">{}</a>', url, _("step %(step)s") % {"step": obj.step})
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         """Rows come from model calls only."""
@@ -166,7 +172,7 @@ class UsageRecordAdmin(admin.ModelAdmin):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "title": "Usage and cost",
+            "title": _("Usage and cost"),
             "form": form,
             "start": start,
             "end": end,
@@ -175,13 +181,13 @@ class UsageRecordAdmin(admin.ModelAdmin):
                 usage_by_day_and_agent(start=start, end=end), start, end, currency
             ),
             "tables": [
-                (label, usage_report(group_by=group, start=start, end=end)[:limit])
-                for label, group, limit in (
-                    ("Per day", "day", 400),
-                    ("Per agent", "agent", 50),
-                    ("Per user", "user", 50),
-                    ("Per session", "session", 20),
-                    ("Per model", "model", 50),
+                (label, column, usage_report(group_by=group, start=start, end=end)[:limit])
+                for label, column, group, limit in (
+                    (_("Per day"), _("day"), "day", 400),
+                    (_("Per agent"), _("agent"), "agent", 50),
+                    (_("Per user"), _("user"), "user", 50),
+                    (_("Per session"), _("chat session"), "session", 20),
+                    (_("Per model"), _("model"), "model", 50),
                 )
             ],
             "turns": usage_top_turns(start=start, end=end),
@@ -194,8 +200,8 @@ class UsageRecordAdmin(admin.ModelAdmin):
 class PeriodForm(forms.Form):
     """The dashboard's period (default: the last 30 days)."""
 
-    start = forms.DateField(required=False, label="from")
-    end = forms.DateField(required=False, label="to")
+    start = forms.DateField(required=False, label=gettext_lazy("from"))
+    end = forms.DateField(required=False, label=gettext_lazy("to"))
 
     def clean(self) -> dict[str, Any]:
         """`from` on or before `to`, within the longest period a report covers."""

@@ -2,6 +2,7 @@
 
 from django.apps import AppConfig
 from django.db.models.signals import post_delete, post_save
+from django.utils.translation import gettext_lazy as _
 
 
 class UsageConfig(AppConfig):
@@ -9,7 +10,7 @@ class UsageConfig(AppConfig):
 
     name = "delegation.usage"
     label = "usage"
-    verbose_name = "Usage and cost"
+    verbose_name = _("Usage and cost")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import ROUND_CEILING, Decimal
 
-from delegation.usage.money import ZERO
+from django.utils.translation import gettext
+
+from delegation.usage.money import ZERO, money_display
 
 # Okabe-Ito colours (told apart by colour-blind readers), then greys for the rest.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442"]
@@ -76,11 +78,12 @@ def stacked_cost_chart(
     ranked = sorted(by_agent, key=lambda a: (-by_agent[a], a))
     named = ranked[:MAX_SERIES] if len(ranked) <= MAX_SERIES else ranked[: MAX_SERIES - 1]
     series = [(a, PALETTE[i]) for i, a in enumerate(named)]
+    other = gettext("other agents")
     if len(named) < len(ranked):
-        series.append(("other agents", OTHER_COLOUR))
+        series.append((other, OTHER_COLOUR))
 
     def series_of(agent: str) -> str:
-        return agent if agent in named else "other agents"
+        return agent if agent in named else other
 
     stacks: dict[date, dict[str, Decimal]] = {d: {} for d in days}
     for (day, agent), cost in costs.items():
@@ -118,12 +121,12 @@ def _draw(
                 continue
             height = float(cost) * scale
             base -= height
-            title = f"{day.isoformat()} · {name}: {cost.normalize():f} {currency}"
+            title = f"{day.isoformat()} · {name}: {money_display(cost, currency)}"
             bar = Bar(round(x, 2), round(base, 2), round(width, 2), round(height, 2), colour, title)
             chart.bars.append(bar)
     for i in range(int(top / step) + 1):
         value = step * i
-        label = f"{value.normalize():f} {currency}" if i else "0"
+        label = money_display(value, currency) if i else "0"
         chart.y_ticks.append(Tick(round(chart.plot_bottom - float(value) * scale, 2), label))
     every = max(1, len(days) // 8)
     for index in range(0, len(days), every):

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Subquery, Sum
+from django.utils.translation import gettext as _
 
 from delegation.models import Run
 from delegation.usage.models import UsageRecord
@@ -22,7 +23,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "day": ("day",),
     "agent": ("agent_name",),
     "user": ("user_id", "user__username"),
-    "session": ("session_id",),
+    "session": ("session_id", "session__title"),
     "model": ("provider", "model"),
 }
 
@@ -38,6 +39,7 @@ class UsageRow:
     model_calls: int
     cost: Decimal
     currency: str
+    label: str = ""  # what people read for the key: a session's title (the key is its id)
 
 
 _TOTALS = {
@@ -67,7 +69,17 @@ def _key(group_by: str, row: dict[str, Any]) -> str:
     return value.isoformat() if isinstance(value, date) else str(value or "")
 
 
-def _row(key: str, row: dict[str, Any]) -> UsageRow:
+def _label(group_by: str, key: str, row: dict[str, Any]) -> str:
+    if group_by != "session":
+        return key
+    if row.get("session__title"):
+        return str(row["session__title"])
+    if not key:
+        return _("(no chat)")
+    return _("Untitled chat %(id)s") % {"id": key[:8]}
+
+
+def _row(key: str, row: dict[str, Any], label: str = "") -> UsageRow:
     return UsageRow(
         key=key,
         prompt_tokens=row["prompt_tokens"] or 0,
@@ -76,6 +88,7 @@ def _row(key: str, row: dict[str, Any]) -> UsageRow:
         model_calls=row["model_calls"],
         cost=money(row["cost_sum"]),
         currency=row["currency"],
+        label=label or key,
     )
 
 
@@ -89,7 +102,10 @@ def usage_report(*, group_by: str, start: date, end: date, user: Any = None) -> 
         .annotate(**_TOTALS)
         .order_by()
     )
-    rows = [_row(_key(group_by, r), r) for r in grouped]
+    rows = []
+    for grouped_row in grouped:
+        key = _key(group_by, grouped_row)
+        rows.append(_row(key, grouped_row, _label(group_by, key, grouped_row)))
     if group_by == "day":
         return sorted(rows, key=lambda r: (r.key, r.currency))
     return sorted(rows, key=lambda r: (-r.cost, r.key, r.currency))

@@ -47,23 +47,23 @@ def test_the_dashboard_plots_cost_per_day_stacked_by_agent_without_script(ledger
     yesterday = (TODAY - timedelta(days=1)).isoformat()
     assert sorted(titles) == sorted(
         [
-            f"{yesterday} · boss: 0.25 USD",
-            f"{yesterday} · finance: 0.5 USD",
-            f"{TODAY} · boss: 1 USD",
+            f"{yesterday} · boss: US$0.25",
+            f"{yesterday} · finance: US$0.50",
+            f"{TODAY} · boss: US$1.00",
         ]
     )
     heights = {
         t: float(h) for h, t in re.findall(r'height="([\d.]+)" fill="[^"]+"><title>([^<]*)<', chart)
     }
-    assert heights[f"{TODAY} · boss: 1 USD"] == pytest.approx(
-        4 * heights[f"{yesterday} · boss: 0.25 USD"]
+    assert heights[f"{TODAY} · boss: US$1.00"] == pytest.approx(
+        4 * heights[f"{yesterday} · boss: US$0.25"]
     )
     # Every script on the page is a file (the CSP allows no inline script).
     assert all("src=" in tag for tag in re.findall(r"<script[^>]*>", page))
     assert "script-src 'self'" in response["Content-Security-Policy"]
     for heading in ("Per day", "Per agent", "Per user", "Per session", "Costliest turns"):
         assert heading in page
-    assert "<strong>1.75 USD</strong>" in page  # the period's total
+    assert "<strong>US$1.75</strong>" in page  # the period's total
     assert "Models without a price" in page and "openai/llama-9" in page
 
 
@@ -134,11 +134,11 @@ def test_the_run_tree_shows_the_cost_of_every_node(settings, admin_client, user,
     )
     child = Run.objects.get(depth=1)
     page = admin_client.get(f"/admin/delegation/run/{child.pk}/change/").content.decode()
-    assert "cost of the turn: 0.0000540000 USD" in page
-    cells = re.findall(r"<td>(0\.\d{10})</td>", page)
-    assert cells == ["0.0000360000", "0.0000180000"]  # boss (two calls), finance (one)
+    assert "cost of the turn: US$0.000054" in page
+    cells = re.findall(r"<td>(US\$0\.\d+)</td>", page)
+    assert cells == ["US$0.000036", "US$0.000018"]  # boss (two calls), finance (one)
     listing = admin_client.get("/admin/delegation/run/").content.decode()
-    assert "0.0000360000 (turn 0.0000540000)" in listing and "0.0000180000" in listing
+    assert "US$0.000036 (turn US$0.000054)" in listing and "US$0.000018" in listing
 
 
 def test_the_entry_agents_turn_max_cost_is_edited_in_admin_and_api(admin_client):

@@ -57,7 +57,7 @@ def test_the_dashboard_draws_its_chart_with_nothing_blocked(
         "#usage-chart-svg rect.usage-bar title", "els => els.map(e => e.textContent)"
     )
     today = timezone.localdate().isoformat()
-    assert f"{today} · planner: 0.13 USD" in titles
+    assert f"{today} · planner: US$0.13" in titles
     legend = page.inner_text("#usage-chart")
     assert "assistant" in legend and "finance" in legend and "planner" in legend
     assert problems == []  # no CSP violation, no script error, no missing file

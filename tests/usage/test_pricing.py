@@ -121,7 +121,7 @@ def test_the_chart_scale_is_a_round_number_and_other_agents_share_grey():
     assert [name for _, name in chart.legend][-1] == "other agents"
     assert len(chart.legend) == 7 and len(chart.bars) == 7
     # 54 in all: steps of 20 (54 / 4 rounded up to 1, 2, 2.5 or 5 x 10^n), up to 60
-    assert [t.label for t in chart.y_ticks] == ["0", "20 USD", "40 USD", "60 USD"]
+    assert [t.label for t in chart.y_ticks] == ["0", "US$20.00", "US$40.00", "US$60.00"]
     assert stacked_cost_chart({}, day, day, "USD").empty
 
 
