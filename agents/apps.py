@@ -4,12 +4,14 @@ from importlib import import_module
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 
 class AgentsConfig(AppConfig):
     """Registers the built-in tools once apps are ready."""
 
     name = "agents"
+    verbose_name = _("Agents")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

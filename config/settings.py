@@ -71,6 +71,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.admin_time.AdminTimeZoneMiddleware",  # admin pages in the staff member's zone
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -89,6 +90,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "config.admin_home.admin_home",  # the admin home grouped by task
             ],
         },
     },
@@ -201,7 +203,8 @@ TIME_ZONE = env("DJANGO_TIME_ZONE", default="UTC")
 USE_I18N = True
 # The chat page in English, Traditional and Simplified Chinese (locale/, docs/web-chat.md).
 LANGUAGES = [("en", "English"), ("zh-hant", "繁體中文"), ("zh-hans", "简体中文")]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+# locale_vendor/: django-celery-beat's zh_Hant, converted from its own zh_Hans (see its header).
+LOCALE_PATHS = [BASE_DIR / "locale", BASE_DIR / "locale_vendor"]
 USE_TZ = True
 
 STATIC_URL = "static/"
@@ -283,6 +286,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "chat.sse_schema.add_event_streams",
+        "config.schema.tag_by_area",  # operations grouped by area on /api/docs/
     ],
 }
 API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=50)

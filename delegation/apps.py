@@ -1,12 +1,14 @@
 """App config for delegation: runs, the run engine, the delegation tree."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class DelegationConfig(AppConfig):
     """Runs and their Celery tasks."""
 
     name = "delegation"
+    verbose_name = _("Delegation")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -1,12 +1,14 @@
 """App config for reminders: tasks, calendar, weather and reminder tools, and reminder dispatch."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class RemindersConfig(AppConfig):
     """Registers the planner tools once apps are ready."""
 
     name = "reminders"
+    verbose_name = _("Reminders")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -1,6 +1,7 @@
 """App config for knowledge bases."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class KnowledgeConfig(AppConfig):
@@ -8,7 +9,7 @@ class KnowledgeConfig(AppConfig):
 
     name = "agents.knowledge"
     label = "knowledge"
-    verbose_name = "Knowledge"
+    verbose_name = _("Knowledge")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -1,6 +1,7 @@
 """App config for MCP servers."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class McpConfig(AppConfig):
@@ -8,7 +9,7 @@ class McpConfig(AppConfig):
 
     name = "agents.mcp"
     label = "mcp"
-    verbose_name = "MCP servers"
+    verbose_name = _("MCP servers")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -14,6 +14,8 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from config.errors import AppError
 from delegation.evals import admin_gate  # noqa: F401  (registers the gate's pages)
@@ -22,6 +24,7 @@ from delegation.evals.forms import EvalCaseForm, RunSuiteForm
 from delegation.evals.models import (
     EvalCase,
     EvalRun,
+    EvalRunStatus,
     EvalSuite,
     Trigger,
 )
@@ -48,8 +51,14 @@ def run_link(run: EvalRun | None) -> str:
         return "—"
     url = reverse("admin:evals_evalrun_change", args=[run.pk])
     if not run.is_final:
-        return format_html('<a href="{}">{} ({}/{})</a>', url, run.status, run.done, run.total)
-    verdict = "passed" if run.succeeded else run.status if run.status != "finished" else "failed"
+        status = run.get_status_display()
+        return format_html('<a href="{}">{} ({}/{})</a>', url, status, run.done, run.total)
+    if run.succeeded:
+        verdict = gettext("passed")
+    elif run.status == EvalRunStatus.CANCELLED:
+        verdict = gettext("cancelled")
+    else:
+        verdict = gettext("failed")
     return format_html(
         '<a href="{}">{}/{} ({}%) {}</a>', url, run.passed, run.total, run.pass_rate, verdict
     )
@@ -83,10 +92,10 @@ class EvalCaseInline(admin.TabularInline):
     extra = 0
     show_change_link = True
 
-    @admin.display(description="expectations")
+    @admin.display(description=_("expectations"))
     def expectations(self, obj: EvalCase) -> str:
         """Which expectations the case has."""
-        return ", ".join(sorted(obj.expect or {})) or "— (add them on the case's page)"
+        return ", ".join(sorted(obj.expect or {})) or gettext("— (add them on the case's page)")
 
 
 @admin.register(EvalSuite)
@@ -104,12 +113,12 @@ class EvalSuiteAdmin(admin.ModelAdmin):
         """With the number of cases."""
         return super().get_queryset(request).select_related("agent").annotate(n=Count("cases"))
 
-    @admin.display(description="cases", ordering="n")
+    @admin.display(description=_("cases"), ordering="n")
     def case_count(self, obj: EvalSuite) -> int:
         """How many cases the suite has."""
         return obj.n
 
-    @admin.display(description="last run")
+    @admin.display(description=_("last run"))
     def last_run(self, obj: EvalSuite) -> str:
         """The latest run's result."""
         return run_link(obj.runs.order_by("-created_at").first())
@@ -156,7 +165,8 @@ class EvalSuiteAdmin(admin.ModelAdmin):
                 messages.error(request, exc.message)
             else:
                 return HttpResponseRedirect(reverse("admin:evals_evalrun_change", args=[run.pk]))
-        context = page_context(self, request, f"Run {suite.name}", suite=suite, form=form)
+        title = gettext("Run %(suite)s") % {"suite": suite.name}
+        context = page_context(self, request, title, suite=suite, form=form)
         return TemplateResponse(request, "admin/evals/evalsuite/run_form.html", context)
 
 
@@ -172,13 +182,13 @@ class EvalCaseAdmin(admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["suite", "name", "order", "enabled", "message", "prior_turns_text"]}),
         (
-            "Who sends it",
+            _("Who sends it"),
             {"fields": ["user_groups", "permissions_text", "user_timezone", "flags_choice"]},
         ),
-        ("Expectations (each optional)", {"fields": EvalCaseForm.EXPECT_FIELDS}),
+        (_("Expectations (each optional)"), {"fields": EvalCaseForm.EXPECT_FIELDS}),
     ]
 
-    @admin.display(description="expectations")
+    @admin.display(description=_("expectations"))
     def expectation_keys(self, obj: EvalCase) -> str:
         """Which expectations the case has."""
         return ", ".join(sorted(obj.expect or {})) or "—"
@@ -200,11 +210,24 @@ class EvalRunAdmin(admin.ModelAdmin):
     """Eval runs as reports: progress, pass rate, the diff against the previous run, and each
     case with its verdicts and evidence."""
 
-    list_display = ["suite", "target", "status", "score", "trigger", "created_by", "created_at"]
+    list_display = [
+        "suite",
+        "target_shown",
+        "status",
+        "score",
+        "trigger",
+        "created_by",
+        "created_at",
+    ]
     list_filter = ["suite", "status", "trigger", "succeeded"]
     search_fields = ["suite__name", "target"]
 
-    @admin.display(description="result")
+    @admin.display(description=_("target"), ordering="target")
+    def target_shown(self, obj: EvalRun) -> str:
+        """What ran, in the admin's language."""
+        return obj.target_text
+
+    @admin.display(description=_("result"))
     def score(self, obj: EvalRun) -> str:
         """Passed out of all, with the verdict."""
         return run_link(obj)
@@ -243,7 +266,7 @@ class EvalRunAdmin(admin.ModelAdmin):
         context = page_context(
             self,
             request,
-            f"{run.suite.name}: {run.target}",
+            f"{run.suite.name}: {run.target_text}",
             run=run,
             progress=run_progress(run=run),
             rows=result_rows(run=run),
@@ -259,7 +282,7 @@ class EvalRunAdmin(admin.ModelAdmin):
         run = get_object_or_404(EvalRun, pk=run_id)
         allowed = request.method == "POST" and request.user.has_perm("evals.add_evalrun")
         if allowed and eval_run_cancel(run=run):
-            messages.success(request, "The run was cancelled.")
+            messages.success(request, gettext("The run was cancelled."))
         return HttpResponseRedirect(reverse("admin:evals_evalrun_change", args=[run.pk]))
 
     def again_view(self, request: HttpRequest, run_id: Any) -> HttpResponse:

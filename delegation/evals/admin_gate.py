@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.translation import gettext
 
 from config.errors import AppError
 from delegation.evals.admin_pages import REFRESH_SECONDS, page_context
@@ -63,7 +64,8 @@ class AgentDraftAdmin(admin.ModelAdmin):
         context = page_context(
             self,
             request,
-            f"Draft of {draft.agent} (from v{draft.base_version})",
+            gettext("Draft of %(agent)s (from v%(version)s)")
+            % {"agent": draft.agent, "version": draft.base_version},
             draft=draft,
             diff=draft_diff(draft=draft),
             summary=draft_summary(draft=draft),
@@ -87,16 +89,20 @@ class AgentDraftAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(back)
         form = PublishAnywayForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "The reason is too long.")
+            messages.error(request, gettext("The reason is too long."))
             return HttpResponseRedirect(back)
         try:
             record = draft_publish(
                 draft=draft, user=request.user, override=True, reason=form.cleaned_data["reason"]
             )
         except (AppError, ValidationError) as exc:
-            messages.error(request, f"Not published: {getattr(exc, 'message', exc)}")
+            reason = getattr(exc, "message", exc)
+            messages.error(request, gettext("Not published: %(reason)s") % {"reason": reason})
             return HttpResponseRedirect(back)
-        messages.success(request, f"Published as version {record.revision.version}.")
+        version = record.revision.version
+        messages.success(
+            request, gettext("Published as version %(version)s.") % {"version": version}
+        )
         return HttpResponseRedirect(reverse("admin:agents_agent_change", args=[draft.agent_id]))
 
     def discard_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
@@ -105,7 +111,7 @@ class AgentDraftAdmin(admin.ModelAdmin):
         if request.method == "POST" and _may_publish(request):
             try:
                 draft_discard(draft=draft, user=request.user)
-                messages.success(request, "The draft was discarded.")
+                messages.success(request, gettext("The draft was discarded."))
             except AppError as exc:
                 messages.error(request, exc.message)
         return HttpResponseRedirect(reverse("admin:evals_agentdraft_change", args=[draft.pk]))

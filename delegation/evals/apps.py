@@ -1,6 +1,7 @@
 """App config for evals: registers the publish gate and the draft pinning of eval runs."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class EvalsConfig(AppConfig):
@@ -8,7 +9,7 @@ class EvalsConfig(AppConfig):
 
     name = "delegation.evals"
     label = "evals"
-    verbose_name = "Evals"
+    verbose_name = _("Evals")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

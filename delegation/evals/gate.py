@@ -29,6 +29,7 @@ from delegation.evals.models import (
 )
 from delegation.evals.overrides import config_from_snapshot
 from delegation.evals.services import eval_run_cancel, eval_run_start
+from delegation.evals.targets import draft_target
 
 logger = logging.getLogger(__name__)
 OPEN = (DraftStatus.EVALUATING, DraftStatus.HELD)
@@ -83,7 +84,7 @@ def evals_publish_gate(*, agent: Agent, draft: dict[str, Any], user: Any, commen
             trigger=Trigger.GATE,
             draft=record,
             overrides=overrides,
-            target=f"draft of {live.name} (edited from v{live.version})",
+            target=draft_target(live.name, live.version),
         )
         for suite in suites
     ]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from delegation.evals.checks import ERROR, FAIL, PASS, UNAVAILABLE
 
@@ -51,7 +52,7 @@ def rubric_grade(
 
     found = judge_settings(model)
     if found is None:
-        return UNAVAILABLE, (
+        return UNAVAILABLE, gettext(
             "No judge model is configured: set EVALS_JUDGE_API_KEY or EVALS_JUDGE_BASE_URL (or "
             "OPENAI_API_KEY / OPENAI_BASE_URL) to grade rubrics."
         )

@@ -15,10 +15,9 @@ from agents.knowledge.tools import knowledge_tool_keys_for
 from agents.models import Agent, AgentRevision
 from delegation.evals.models import EvalCaseResult
 from delegation.evals.sandbox import is_sandbox_user
+from delegation.evals.targets import OFFLINE
 from delegation.models import Run
 from delegation.runs.create import pinned_config
-
-OFFLINE = "offline"
 
 
 def config_from_snapshot(*, agent: Agent, snapshot: dict[str, Any]) -> dict[str, Any]:

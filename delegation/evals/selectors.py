@@ -8,10 +8,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from config.errors import AppError
 from delegation.evals.checks import FAIL, UNAVAILABLE
+from delegation.evals.expectations import LABELS
 from delegation.evals.models import (
     AgentDraft,
     CaseStatus,
@@ -21,6 +23,7 @@ from delegation.evals.models import (
     EvalRunStatus,
     EvalSuite,
 )
+from delegation.evals.waits import wait_outcome, wait_text
 
 
 def _missing(message: str) -> AppError:
@@ -119,14 +122,31 @@ def _json(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _label(outcome: dict[str, Any]) -> str:
+    """An expectation's label in the active language (kept in English with the verdict)."""
+    key = outcome.get("key", "")
+    return gettext(LABELS[key]) if key in LABELS else outcome.get("label", key)
+
+
 def result_rows(*, run: EvalRun) -> list[dict[str, Any]]:
     """Each case's result with its failing and unjudged expectations picked out, and values
     shown as JSON."""
     rows = []
     for result in run.results.order_by("position"):
         outcomes = [
-            {**o, "expected_text": _json(o["expected"]), "actual_text": _json(o["actual"])}
+            {
+                **o,
+                "label": _label(o),
+                # a note kept in English that is one of ours reads in the active language
+                "detail": gettext(o["detail"]) if o.get("detail") else "",
+                "expected_text": _json(o["expected"]),
+                "actual_text": _json(o["actual"]),
+            }
             for o in result.expectations or []
+        ]
+        waits = [
+            {"text": wait_text(w), "outcome": wait_outcome(w)}
+            for w in (result.evidence or {}).get("waits", [])
         ]
         calls = [
             {**c, "arguments_text": _json(c.get("arguments"))}
@@ -137,6 +157,7 @@ def result_rows(*, run: EvalRun) -> list[dict[str, Any]]:
                 "result": result,
                 "outcomes": outcomes,
                 "calls": calls,
+                "waits": waits,
                 "failing": [o for o in outcomes if o["status"] in (FAIL, "error")],
                 "unavailable": [o for o in outcomes if o["status"] == UNAVAILABLE],
             }

@@ -33,7 +33,8 @@ from delegation.evals.models import (
     EvalSuite,
     Trigger,
 )
-from delegation.evals.overrides import OFFLINE, revision_config
+from delegation.evals.overrides import revision_config
+from delegation.evals.targets import CURRENT, model_label
 
 ADVANCE = "evals.advance_run"  # the Celery task (delegation.evals.tasks), enqueued by name
 CASE_FIELDS = [
@@ -151,13 +152,6 @@ def case_as_run(case: EvalCase) -> dict[str, Any]:
     }
 
 
-def model_label(model: str) -> str:
-    """How a model override reads in a run's target."""
-    if not model:
-        return "each agent's own model"
-    return "the offline model" if model == OFFLINE else f"model {model}"
-
-
 @transaction.atomic
 def eval_run_start(
     *,
@@ -188,7 +182,7 @@ def eval_run_start(
         draft=draft,
         overrides=overrides,
         model=model,
-        target=f"{target or 'current versions'}, {model_label(model)}"[:300],
+        target=f"{target or CURRENT}, {model_label(model)}"[:300],  # shown via target_text
         threshold=suite.pass_threshold,
         total=len(cases),
         created_by=user if getattr(user, "is_authenticated", False) else None,

@@ -15,6 +15,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from config.errors import AppError
 from delegation.humans.models import Activity, InboxItem, Review, ReviewStatus, Verdict
@@ -48,25 +50,25 @@ class InboxItemAdmin(ReadOnly):
         """Only the items this staff member may see (their groups', or all for superusers)."""
         return inbox_items_for(user=request.user)
 
-    @admin.display(description="question or tool call")
+    @admin.display(description=_("question or tool call"))
     def what(self, obj: InboxItem) -> str:
         """The question, or the tool with its arguments."""
         if obj.tool:
             return f"{obj.tool}({json.dumps(obj.arguments, ensure_ascii=False)[:80]})"
         return obj.question[:100]
 
-    @admin.display(description="decide")
+    @admin.display(description=_("decide"))
     def decide_link(self, obj: InboxItem) -> str:
         """Where to decide it."""
         if not obj.is_pending:
-            return "Decided."
-        return format_html('<a href="{}">Open the inbox</a>', reverse("chat:inbox"))
+            return gettext("Decided.")
+        return format_html('<a href="{}">{}</a>', reverse("chat:inbox"), gettext("Open the inbox"))
 
 
 class ReviewForm(forms.ModelForm):
     """A reviewer's mark: correct, wrong (with a note) or fixed (with the corrected answer)."""
 
-    status = forms.ChoiceField(choices=ReviewStatus.choices)
+    status = forms.ChoiceField(label=_("status"), choices=ReviewStatus.choices)
 
     class Meta:
         model = Review
@@ -96,13 +98,15 @@ class ReviewAdmin(admin.ModelAdmin):
     ]
     fieldsets = [
         (None, {"fields": ["question", "answer", "issue", "citation_list", "tree"]}),
-        ("Who", {"fields": ["agent_name", "user", "session", "created_at"]}),
+        (_("Who"), {"fields": ["agent_name", "user", "session", "created_at"]}),
         (
-            "Review",
+            _("Review"),
             {
                 "fields": ["status", "note", "corrected_answer", "reviewed_by", "reviewed_at"],
-                "description": "Wrong needs a note; fixed needs the corrected answer, which is "
-                "sent to the user's chat as a follow-up from “Reviewer”. The first review wins.",
+                "description": _(
+                    "Wrong needs a note; fixed needs the corrected answer, which is sent to the "
+                    "user's chat as a follow-up from “Reviewer”. The first review wins."
+                ),
             },
         ),
     ]
@@ -136,12 +140,12 @@ class ReviewAdmin(admin.ModelAdmin):
         except AppError as exc:
             messages.error(request, exc.message)
 
-    @admin.display(description="question")
+    @admin.display(description=_("question"))
     def question_short(self, obj: Review) -> str:
         """The user's question, shortened."""
         return obj.question[:100]
 
-    @admin.display(description="citations")
+    @admin.display(description=_("citations"))
     def citation_list(self, obj: Review) -> str:
         """The knowledge the answer cited."""
         if not obj.citations:
@@ -150,7 +154,7 @@ class ReviewAdmin(admin.ModelAdmin):
             "", "<p>[{}] {}: “{}”</p>", ((c["ref"], c["title"], c["quote"]) for c in obj.citations)
         )
 
-    @admin.display(description="tree")
+    @admin.display(description=_("tree"))
     def tree(self, obj: Review) -> str:
         """Each run of the turn with its answer and the check of it."""
         rows = []
@@ -158,13 +162,17 @@ class ReviewAdmin(admin.ModelAdmin):
             check = run.validation or {}
             verdict = ""
             if check:
-                verdict = "valid" if check.get("valid") else f"invalid: {check.get('issue')}"
+                verdict = (
+                    gettext("valid")
+                    if check.get("valid")
+                    else gettext("invalid: %(issue)s") % {"issue": check.get("issue")}
+                )
                 verdict = f" [{verdict}; {check.get('outcome', '')}]"
             rows.append(
                 (
                     run.depth * 1.5,
                     run.agent_config["display_name"],
-                    run.status,
+                    run.get_status_display(),
                     verdict,
                     (run.answer or "")[:300],
                 )
@@ -182,7 +190,7 @@ class VerdictAdmin(ReadOnly):
     readonly_fields = [f.name for f in Verdict._meta.fields]
 
 
-@admin.action(description="Export the selected rows as CSV")
+@admin.action(description=_("Export the selected rows as CSV"))
 def export_csv(modeladmin: Any, request: HttpRequest, queryset: QuerySet[Activity]) -> HttpResponse:
     """The rows as the API's export has them."""
     out = io.StringIO()

@@ -1,6 +1,7 @@
 """App config for humans in the loop: validation, reviews, the inbox, approvals, activity."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class HumansConfig(AppConfig):
@@ -8,7 +9,7 @@ class HumansConfig(AppConfig):
 
     name = "delegation.humans"
     label = "humans"
-    verbose_name = "Humans in the loop"
+    verbose_name = _("Humans in the loop")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -7,40 +7,44 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class ItemKind(models.TextChoices):
     """What a person is asked for."""
 
-    QUESTION = "question"  # ask_human / ask_user: an answer in words
-    TOOL_APPROVAL = "tool_approval"  # a gated tool call: approve, modify or reject
+    QUESTION = "question", _("Question")  # ask_human / ask_user: an answer in words
+    TOOL_APPROVAL = (
+        "tool_approval",
+        _("Tool approval"),
+    )  # a gated tool call: approve, modify or reject
 
 
 class Audience(models.TextChoices):
     """Who may decide the item."""
 
-    STAFF = "staff"  # the inbox (the agent's assignment group, or every staff member)
-    USER = "user"  # the end user the run acts for (ask_user)
+    STAFF = "staff", _("Staff")  # the inbox (the agent's assignment group, or every staff member)
+    USER = "user", _("End user")  # the end user the run acts for (ask_user)
 
 
 class ItemStatus(models.TextChoices):
     """Where an item is; every status but `pending` is final."""
 
-    PENDING = "pending"
-    ANSWERED = "answered"  # a question answered (decision approve)
-    APPROVED = "approved"
-    MODIFIED = "modified"  # approved with changed arguments
-    REJECTED = "rejected"
-    EXPIRED = "expired"  # its deadline passed with no decision
-    CANCELLED = "cancelled"  # the end user cancelled the wait, or the run ended
+    PENDING = "pending", _("Pending")
+    ANSWERED = "answered", _("Answered")  # a question answered (decision approve)
+    APPROVED = "approved", _("Approved")
+    MODIFIED = "modified", _("Modified")  # approved with changed arguments
+    REJECTED = "rejected", _("Rejected")
+    EXPIRED = "expired", _("Expired")  # its deadline passed with no decision
+    CANCELLED = "cancelled", _("Cancelled")  # the end user cancelled the wait, or the run ended
 
 
 class Decision(models.TextChoices):
     """What a person decided."""
 
-    APPROVE = "approve"
-    MODIFY = "modify"
-    REJECT = "reject"
+    APPROVE = "approve", _("Approve")
+    MODIFY = "modify", _("Modify")
+    REJECT = "reject", _("Reject")
 
 
 class InboxItem(models.Model):
@@ -50,43 +54,69 @@ class InboxItem(models.Model):
     runs in the transaction that marks the item executed and stores its result, once.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    run = models.ForeignKey("delegation.Run", on_delete=models.CASCADE, related_name="inbox_items")
-    tool_call_id = models.CharField(max_length=128)
-    message_id = models.UUIDField(null=True, blank=True)  # the tool message the page shows
-    kind = models.CharField(max_length=16, choices=ItemKind.choices)
-    audience = models.CharField(max_length=8, choices=Audience.choices, default=Audience.STAFF)
+    id = models.UUIDField(_("ID"), primary_key=True, default=uuid.uuid4, editable=False)
+    run = models.ForeignKey(
+        "delegation.Run",
+        on_delete=models.CASCADE,
+        related_name="inbox_items",
+        verbose_name=_("run"),
+    )
+    tool_call_id = models.CharField(_("tool call id"), max_length=128)
+    # the tool message the page shows
+    message_id = models.UUIDField(_("message id"), null=True, blank=True)
+    kind = models.CharField(_("kind"), max_length=16, choices=ItemKind.choices)
+    audience = models.CharField(
+        _("audience"), max_length=8, choices=Audience.choices, default=Audience.STAFF
+    )
     user = models.ForeignKey(  # on whose behalf the run acts
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        verbose_name=_("on behalf of"),
     )
-    agent_name = models.CharField(max_length=64)
-    agent_display_name = models.CharField(max_length=120)
-    path = models.JSONField(default=list)  # agent names from the entry agent down
-    question = models.TextField(blank=True)
-    options = models.JSONField(default=list, blank=True)
-    urgency = models.CharField(max_length=8, default="normal")
-    tool = models.CharField(max_length=100, blank=True)  # the gated tool's key
-    arguments = models.JSONField(null=True, blank=True)  # as the model wrote them
-    group = models.CharField(max_length=150, blank=True)  # assignment group (name)
-    deadline = models.DateTimeField()
+    agent_name = models.CharField(_("agent name"), max_length=64)
+    agent_display_name = models.CharField(_("agent"), max_length=120)
+    # agent names from the entry agent down
+    path = models.JSONField(_("path"), default=list)
+    question = models.TextField(_("question"), blank=True)
+    options = models.JSONField(_("options"), default=list, blank=True)
+    urgency = models.CharField(_("urgency"), max_length=8, default="normal")
+    tool = models.CharField(_("tool"), max_length=100, blank=True)  # the gated tool's key
+    # as the model wrote them
+    arguments = models.JSONField(_("arguments"), null=True, blank=True)
+    # assignment group (name)
+    group = models.CharField(_("assignment group"), max_length=150, blank=True)
+    deadline = models.DateTimeField(_("deadline"))
     status = models.CharField(
-        max_length=10, choices=ItemStatus.choices, default=ItemStatus.PENDING, db_index=True
+        _("status"),
+        max_length=10,
+        choices=ItemStatus.choices,
+        default=ItemStatus.PENDING,
+        db_index=True,
     )
-    decision = models.CharField(max_length=8, choices=Decision.choices, blank=True)
-    answer = models.TextField(blank=True)
-    note = models.TextField(blank=True)
-    final_arguments = models.JSONField(null=True, blank=True)  # what ran (modified or not)
+    decision = models.CharField(_("decision"), max_length=8, choices=Decision.choices, blank=True)
+    answer = models.TextField(_("answer"), blank=True)
+    note = models.TextField(_("note"), blank=True)
+    # what ran (modified or not)
+    final_arguments = models.JSONField(_("final arguments"), null=True, blank=True)
     decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("decided by"),
     )
-    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(_("decided at"), null=True, blank=True)
     # Why an approval is asked: "" (the tool needs one) or "may_have_run" (a call not safe to
     # repeat was under way when its worker stopped: approving runs it again).
-    reason = models.CharField(max_length=16, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)  # the approved tool began to run
-    executed_at = models.DateTimeField(null=True, blank=True)  # the approved tool ran (once)
-    result = models.TextField(blank=True)  # the tool result content the model reads
-    created_at = models.DateTimeField(auto_now_add=True)
+    reason = models.CharField(_("reason"), max_length=16, blank=True)
+    # the approved tool began to run
+    started_at = models.DateTimeField(_("started at"), null=True, blank=True)
+    # the approved tool ran (once)
+    executed_at = models.DateTimeField(_("executed at"), null=True, blank=True)
+    result = models.TextField(_("result"), blank=True)  # the tool result content the model reads
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -94,6 +124,8 @@ class InboxItem(models.Model):
             models.UniqueConstraint(fields=["run", "tool_call_id"], name="one_item_per_call")
         ]
         indexes = [models.Index(fields=["status", "deadline"], name="inbox_status_deadline")]
+        verbose_name = _("inbox item")
+        verbose_name_plural = _("inbox items")
 
     def __str__(self) -> str:
         what = self.tool or self.question[:40]
@@ -108,19 +140,25 @@ class InboxItem(models.Model):
 class Verdict(models.Model):
     """The validator's judgement of one expert answer, and what the fallback chain did."""
 
-    run = models.ForeignKey("delegation.Run", on_delete=models.CASCADE, related_name="verdicts")
-    root_id = models.UUIDField(db_index=True)
-    agent_name = models.CharField(max_length=64, db_index=True)
-    mode = models.CharField(max_length=8)  # rules | model
-    valid = models.BooleanField()
-    issue = models.TextField(blank=True)
-    confidence = models.FloatField(null=True, blank=True)
-    validator_failed = models.BooleanField(default=False)  # the validator failed: trusted
-    outcome = models.CharField(max_length=16, blank=True)  # accepted | a fallback step
-    created_at = models.DateTimeField(auto_now_add=True)
+    run = models.ForeignKey(
+        "delegation.Run", on_delete=models.CASCADE, related_name="verdicts", verbose_name=_("run")
+    )
+    root_id = models.UUIDField(_("root run id"), db_index=True)
+    agent_name = models.CharField(_("agent name"), max_length=64, db_index=True)
+    mode = models.CharField(_("mode"), max_length=8)  # rules | model
+    valid = models.BooleanField(_("valid"))
+    issue = models.TextField(_("issue"), blank=True)
+    confidence = models.FloatField(_("confidence"), null=True, blank=True)
+    # the validator failed: trusted
+    validator_failed = models.BooleanField(_("validator failed"), default=False)
+    # accepted | a fallback step
+    outcome = models.CharField(_("outcome"), max_length=16, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = _("validation verdict")
+        verbose_name_plural = _("validation verdicts")
 
     def __str__(self) -> str:
         return f"{self.agent_name}: {'valid' if self.valid else 'invalid'}"
@@ -129,42 +167,69 @@ class Verdict(models.Model):
 class ReviewStatus(models.TextChoices):
     """A flagged answer's review."""
 
-    PENDING = "pending"
-    CORRECT = "correct"
-    WRONG = "wrong"
-    FIXED = "fixed"  # a corrected answer was sent to the user's chat
+    PENDING = "pending", _("Pending")
+    CORRECT = "correct", _("Correct")
+    WRONG = "wrong", _("Wrong")
+    FIXED = "fixed", _("Fixed")  # a corrected answer was sent to the user's chat
 
 
 class Review(models.Model):
     """An answer flagged `needs_review`, queued for a reviewer."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(_("ID"), primary_key=True, default=uuid.uuid4, editable=False)
     run = models.OneToOneField(
-        "delegation.Run", on_delete=models.CASCADE, related_name="review"
+        "delegation.Run",
+        on_delete=models.CASCADE,
+        related_name="review",
+        verbose_name=_("run"),
     )  # the turn's root run
-    session = models.ForeignKey("chat.ChatSession", on_delete=models.CASCADE, related_name="+")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    message_id = models.UUIDField(null=True, blank=True)  # the answer as the user saw it
-    agent_name = models.CharField(max_length=64, db_index=True)  # the flagged agent
-    group = models.CharField(max_length=150, blank=True)  # who reviews (assignment group)
-    question = models.TextField()
-    answer = models.TextField(blank=True)
-    issue = models.TextField(blank=True)
-    citations = models.JSONField(default=list, blank=True)
+    session = models.ForeignKey(
+        "chat.ChatSession",
+        on_delete=models.CASCADE,
+        related_name="+",
+        verbose_name=_("chat session"),
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        verbose_name=_("user"),
+    )
+    # the answer as the user saw it
+    message_id = models.UUIDField(_("message id"), null=True, blank=True)
+    # the flagged agent
+    agent_name = models.CharField(_("agent name"), max_length=64, db_index=True)
+    # who reviews (assignment group)
+    group = models.CharField(_("assignment group"), max_length=150, blank=True)
+    question = models.TextField(_("question"))
+    answer = models.TextField(_("answer"), blank=True)
+    issue = models.TextField(_("issue"), blank=True)
+    citations = models.JSONField(_("citations"), default=list, blank=True)
     status = models.CharField(
-        max_length=8, choices=ReviewStatus.choices, default=ReviewStatus.PENDING, db_index=True
+        _("status"),
+        max_length=8,
+        choices=ReviewStatus.choices,
+        default=ReviewStatus.PENDING,
+        db_index=True,
     )
-    note = models.TextField(blank=True)
-    corrected_answer = models.TextField(blank=True)
-    followup_message_id = models.UUIDField(null=True, blank=True)
+    note = models.TextField(_("note"), blank=True)
+    corrected_answer = models.TextField(_("corrected answer"), blank=True)
+    followup_message_id = models.UUIDField(_("follow-up message id"), null=True, blank=True)
     reviewed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("reviewed by"),
     )
-    reviewed_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = _("review")
+        verbose_name_plural = _("reviews")
 
     def __str__(self) -> str:
         return f"{self.agent_name}: {self.question[:40]} ({self.status})"
@@ -173,25 +238,26 @@ class Review(models.Model):
 class ActivityKind(models.TextChoices):
     """Notable events, one activity row each."""
 
-    DELEGATION_ASKED = "delegation_asked"
-    DELEGATION_ANSWERED = "delegation_answered"
-    DELEGATION_REFUSED = "delegation_refused"
-    DELEGATION_FAILED = "delegation_failed"
-    VALIDATION = "validation"
-    FALLBACK = "fallback"
-    ESCALATION_RAISED = "escalation_raised"
-    ESCALATION_DECIDED = "escalation_decided"
-    APPROVAL_REQUESTED = "approval_requested"
-    APPROVAL_DECIDED = "approval_decided"
-    TOOL_EXECUTED = "tool_executed"
-    TOOL_CALLED = "tool_called"  # a tool outside the platform (MCP, the web, mail) was called
-    WAIT_EXPIRED = "wait_expired"
-    WAIT_CANCELLED = "wait_cancelled"
-    WAIT_CYCLE = "wait_cycle"
-    WAIT_TIMEOUT = "wait_timeout"
-    WAIT_STUCK = "wait_stuck"
-    REVIEW_DECIDED = "review_decided"
-    ERROR = "error"
+    DELEGATION_ASKED = "delegation_asked", _("Expert asked")
+    DELEGATION_ANSWERED = "delegation_answered", _("Expert answered")
+    DELEGATION_REFUSED = "delegation_refused", _("Delegation refused")
+    DELEGATION_FAILED = "delegation_failed", _("Delegation failed")
+    VALIDATION = "validation", _("Answer checked")
+    FALLBACK = "fallback", _("Fallback")
+    ESCALATION_RAISED = "escalation_raised", _("Question asked")
+    ESCALATION_DECIDED = "escalation_decided", _("Question answered")
+    APPROVAL_REQUESTED = "approval_requested", _("Approval requested")
+    APPROVAL_DECIDED = "approval_decided", _("Approval decided")
+    TOOL_EXECUTED = "tool_executed", _("Approved tool ran")
+    # a tool outside the platform (MCP, the web, mail) was called
+    TOOL_CALLED = "tool_called", _("Outside tool called")
+    WAIT_EXPIRED = "wait_expired", _("Wait expired")
+    WAIT_CANCELLED = "wait_cancelled", _("Wait cancelled")
+    WAIT_CYCLE = "wait_cycle", _("Wait cycle")
+    WAIT_TIMEOUT = "wait_timeout", _("Wait timed out")
+    WAIT_STUCK = "wait_stuck", _("Wait stuck")
+    REVIEW_DECIDED = "review_decided", _("Review decided")
+    ERROR = "error", _("Error")
 
 
 class Activity(models.Model):
@@ -203,30 +269,49 @@ class Activity(models.Model):
     may quote it) carries those knowledge bases, whose access rules its reader must pass.
     """
 
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    kind = models.CharField(max_length=24, choices=ActivityKind.choices, db_index=True)
-    agent_name = models.CharField(max_length=64, blank=True, db_index=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True, db_index=True)
+    kind = models.CharField(_("kind"), max_length=24, choices=ActivityKind.choices, db_index=True)
+    agent_name = models.CharField(_("agent name"), max_length=64, blank=True, db_index=True)
     run = models.ForeignKey(
-        "delegation.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "delegation.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("run"),
     )
-    root_id = models.UUIDField(null=True, blank=True, db_index=True)
+    root_id = models.UUIDField(_("root run id"), null=True, blank=True, db_index=True)
     user = models.ForeignKey(  # on whose behalf
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("on behalf of"),
     )
     actor = models.ForeignKey(  # the person who acted (a decision, a review)
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("actor"),
     )
-    summary = models.CharField(max_length=500)
-    data = models.JSONField(default=dict, blank=True)
-    group = models.CharField(max_length=150, blank=True)  # assignment group (name)
-    audience = models.CharField(max_length=8, choices=Audience.choices, default=Audience.STAFF)
+    summary = models.CharField(_("summary"), max_length=500)
+    data = models.JSONField(_("data"), default=dict, blank=True)
+    # assignment group (name)
+    group = models.CharField(_("assignment group"), max_length=150, blank=True)
+    audience = models.CharField(
+        _("audience"), max_length=8, choices=Audience.choices, default=Audience.STAFF
+    )
     knowledge = models.ManyToManyField(  # what the row may quote: its readers must pass their rules
-        "knowledge.KnowledgeBase", blank=True, related_name="+"
+        "knowledge.KnowledgeBase", blank=True, related_name="+", verbose_name=_("knowledge bases")
     )
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        verbose_name_plural = "activity"
+        verbose_name = _("activity")
+        verbose_name_plural = _("activity")
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.summary[:60]}"

@@ -9,17 +9,27 @@ from typing import Any
 from django.db.models import Count, Min, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext_lazy as _
 
+from config.text import joined
 from delegation.humans.models import Review, ReviewStatus, Verdict
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 
 IDLE, WORKING = "idle", "working"
 BLOCKED_INTERNAL, BLOCKED_USER = "blocked_internal", "blocked_user"  # experts / a person
-STATE_WORDS = {
-    IDLE: "idle",
-    WORKING: "working",
-    BLOCKED_INTERNAL: "waiting for experts",
-    BLOCKED_USER: "waiting for a human",
+STATE_WORDS = {  # what the admin shows (in the admin's language)
+    IDLE: _("idle"),
+    WORKING: _("working"),
+    BLOCKED_INTERNAL: _("waiting for experts"),
+    BLOCKED_USER: _("waiting for a human"),
+}
+# Review statuses as counted words ("1 wrong, 1 pending"), lower case in English.
+REVIEW_WORDS = {
+    "pending": pgettext_lazy("review count", "pending"),
+    "correct": pgettext_lazy("review count", "correct"),
+    "wrong": pgettext_lazy("review count", "wrong"),
+    "fixed": pgettext_lazy("review count", "fixed"),
 }
 
 
@@ -68,19 +78,24 @@ def state_text(state: dict[str, Any], now: datetime | None = None) -> str:
         if state.get(key)
     ]
     if not parts:
-        return "idle"
+        return str(STATE_WORDS[IDLE])
     if state.get("oldest_wait"):
-        parts[-1] += f" (oldest {age(state['oldest_wait'], now)})"
+        parts[-1] += gettext(" (oldest %(age)s)") % {"age": age(state["oldest_wait"], now)}
     return " · ".join(parts)
 
 
 def age(since: datetime, now: datetime | None = None) -> str:
     """How long ago, in the largest unit: "45 s", "3 min", "2 h", "4 d"."""
     seconds = max(0, int(((now or timezone.now()) - since).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+    units = (
+        (_("%(n)d d"), 86400),
+        (_("%(n)d h"), 3600),
+        (_("%(n)d min"), 60),
+    )
+    for unit, size in units:
         if seconds >= size:
-            return f"{seconds // size} {unit}"
-    return f"{seconds} s"
+            return str(unit) % {"n": seconds // size}
+    return gettext("%(n)d s") % {"n": seconds}
 
 
 def agent_quality() -> dict[str, dict[str, int]]:
@@ -107,11 +122,18 @@ def quality_text(counts: dict[str, int] | None) -> str:
         return "—"
     checked = counts.get("valid", 0) + counts.get("invalid", 0) + counts.get("trusted", 0)
     parts = (
-        [f"{counts.get('valid', 0) + counts.get('trusted', 0)}/{checked} valid"] if checked else []
+        [
+            gettext("%(valid)d/%(checked)d valid")
+            % {"valid": counts.get("valid", 0) + counts.get("trusted", 0), "checked": checked}
+        ]
+        if checked
+        else []
     )
-    reviewed = [f"{counts[s]} {s}" for s in ReviewStatus.values if counts.get(s)]
+    reviewed = [
+        f"{counts[s]} {REVIEW_WORDS.get(s, s)}" for s in ReviewStatus.values if counts.get(s)
+    ]
     if reviewed:
-        parts.append("reviews: " + ", ".join(reviewed))
+        parts.append(gettext("reviews: %(counts)s") % {"counts": joined(reviewed)})
     return " · ".join(parts) or "—"
 
 

@@ -152,6 +152,7 @@ def test_the_caller_s_message_written_with_the_expert_s_answer_keeps_all_it_had(
         },
         "ok": True,
         "result": {"agent": "Expert", "answer": "The Q3 budget is 60."},
+        "summary": "Expert answered",  # what people read of it, as the replay shows it
     }
 
 
