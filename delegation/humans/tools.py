@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from agents.registry import ToolContext, ToolError, tool
+from delegation.routing.rules import person_asked, person_question
 
 ASK_HUMAN = "ask_human"
 ASK_USER = "ask_user"
@@ -40,11 +41,15 @@ _SPLIT = re.compile(r"\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", re.IGNORECAS
 
 
 def offline_ask_human(text: str) -> dict[str, Any] | None:
-    """ "ask a human: may I refund order 42?", "escalate …", "转人工 …" → ask_human."""
+    """ "ask a human: may I refund order 42?", "escalate …", "转人工 …", "I want to talk to a
+    person" (routing's words for a person, delegation.routing.rules) → ask_human."""
     found = _ESCALATE.search(text)
-    if not found:
+    if found:
+        question = (found.group("question") or found.group("zh") or "").strip() or text.strip()
+    elif words := person_asked(text):
+        question = person_question(text, words)
+    else:
         return None
-    question = (found.group("question") or found.group("zh") or "").strip() or text.strip()
     urgent = re.search(r"\burgent(?:ly)?\b|紧急|緊急", text, re.IGNORECASE) is not None
     return {"question": question[:2000], "urgency": "high" if urgent else "normal"}
 

@@ -178,6 +178,9 @@ def test_stop_cancels_the_whole_tree(demo_team, start_asgi_server, browser_page)
     )
     page.wait_for_timeout(500)  # a late event from the stopped workers changes nothing
     assert page.locator(".msg[data-status=streaming], .msg[data-status=running]").count() == 0
+    # The user's own stop is not an error: no failure note, no error chip, no toast.
+    assert page.locator(".msg[data-status=failed], .msg.tool[data-status=error]").count() == 0
+    assert page.locator("#toasts > *").count() == 0
     assert page.locator("#transcript > .msg.agent").count() == 0  # the assistant never answered
     live = page.evaluate(TREE)
     page.reload()

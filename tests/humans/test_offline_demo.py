@@ -26,7 +26,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
             {"question": "urgently: the server is down", "urgency": "high"},
         ),
         ("转人工：我要退款", {"question": "我要退款", "urgency": "normal"}),
+        (  # the routing policy's words for a person count too
+            "I want to talk to a person about my payslip",
+            {"question": "I want to talk to a person about my payslip", "urgency": "normal"},
+        ),
+        ("找真人：年假還剩幾天", {"question": "年假還剩幾天", "urgency": "normal"}),
         ("what is 2+2?", None),
+        ("Where is the human resources policy?", None),
     ],
 )
 def test_the_offline_rule_for_ask_human(text, arguments):
