@@ -11,7 +11,7 @@ from django.db import models
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
-from agents.names import text_in, validate_descriptions, validate_display_names
+from agents.names import NamedInLanguages, validate_descriptions, validate_display_names
 from agents.registry import unknown_keys
 from agents.revisions import Revision
 
@@ -108,7 +108,7 @@ def _fallback_chain_help() -> str:
     )
 
 
-class Agent(models.Model):
+class Agent(NamedInLanguages, models.Model):
     """One agent definition: prompt, model settings, tools, sub-agents, limits and access."""
 
     name = models.SlugField(
@@ -345,15 +345,6 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return self.name_in()  # as people read it, in the active language
-
-    def name_in(self, language: str | None = None) -> str:
-        """The name people read in `language` (default: the active one), falling back to the
-        other Chinese script converted, then to the display name."""
-        return text_in(self.display_names, self.display_name or self.name, language)
-
-    def description_in(self, language: str | None = None) -> str:
-        """The description people read in `language`, falling back as names do."""
-        return text_in(self.descriptions, self.description, language)
 
 
 # What admins (form or API) edit, in the order they see it; revisions snapshot the same.

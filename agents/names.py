@@ -84,3 +84,23 @@ def validate_descriptions(value: Any) -> None:
     """{"zh-hant": "預算與費用", ...}: a description per language, each text of at most 2000
     characters (an empty one counts as not set)."""
     _validate(value, what=_("description"), max_chars=DESCRIPTION_MAX_CHARS)
+
+
+class NamedInLanguages:
+    """For a model with `name`, `display_name`, `display_names`, `description` and
+    `descriptions`: what people read of it in their language."""
+
+    name: str
+    display_name: str
+    display_names: Any
+    description: str
+    descriptions: Any
+
+    def name_in(self, language: str | None = None) -> str:
+        """The name people read in `language` (default: the active one), falling back to the
+        other Chinese script converted, then to the display name."""
+        return text_in(self.display_names, self.display_name or self.name, language)
+
+    def description_in(self, language: str | None = None) -> str:
+        """The description people read in `language`, falling back as names do."""
+        return text_in(self.descriptions, self.description, language)

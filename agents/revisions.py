@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Revision(models.Model):
@@ -16,12 +17,16 @@ class Revision(models.Model):
 
     subject_field: ClassVar[str]
 
-    version = models.PositiveIntegerField()
-    snapshot = models.JSONField()
+    version = models.PositiveIntegerField(_("version"))
+    snapshot = models.JSONField(_("snapshot"))
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("created by"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         abstract = True

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.http import HttpRequest
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from chat.models import ApiToken, ChatMessage, ChatPreference, ChatSession, MessageFeedback
 from chat.tokens import token_create, token_revoke
@@ -65,7 +66,7 @@ class MessageFeedbackAdmin(admin.ModelAdmin):
     list_select_related = ["user", "message"]
     readonly_fields = ["message", "user", "rating", "note", "created_at", "updated_at"]
 
-    @admin.display(description="answer")
+    @admin.display(description=gettext_lazy("answer"))
     def answer(self, obj: MessageFeedback) -> str:
         """The start of the rated answer."""
         text = obj.message.content
@@ -109,11 +110,23 @@ class ApiTokenAdmin(admin.ModelAdmin):
             return
         token, raw = token_create(user=obj.user, name=obj.name)
         obj.pk = token.pk
-        messages.warning(request, f"Copy the token now, it is not shown again: {raw}")
+        messages.warning(
+            request,
+            gettext("Copy the token now, it is not shown again: %(token)s") % {"token": raw},
+        )
 
-    @admin.action(description="Revoke the selected tokens")
+    @admin.action(description=gettext_lazy("Revoke the selected tokens"))
     def revoke(self, request: HttpRequest, queryset: Any) -> None:
         """Revoke each selected token."""
         for token in queryset:
             token_revoke(token=token)
-        messages.success(request, f"Revoked {queryset.count()} token(s).")
+        count = queryset.count()
+        messages.success(
+            request,
+            ngettext(
+                "Revoked %(count)d token.",
+                "Revoked %(count)d tokens.",
+                count,
+            )
+            % {"count": count},
+        )

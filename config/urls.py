@@ -2,7 +2,13 @@
 
 from django.contrib import admin
 from django.urls import include, path
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+# The admin's header and title in the admin's language (Django's default reads "Django …").
+admin.site.site_header = _("Agent platform administration")
+admin.site.site_title = _("Agent platform admin")
+admin.site.index_title = _("Administration")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -9,7 +9,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from agents.tools.builtin import user_timezone
 from config.enqueue import enqueue
@@ -41,12 +41,14 @@ class TaskAdmin(admin.ModelAdmin):
     readonly_fields = ["completed_at", "created_at", "updated_at"]
     actions = ["mark_done"]
 
-    @admin.display(description="time")
+    @admin.display(description=gettext_lazy("time"))
     def when(self, obj: Task) -> str:
         """Exact times, the part of the day, or any time."""
         return describe_window(start=obj.start_time, end=obj.end_time, segment=obj.segment)
 
-    @admin.action(description="Mark selected tasks done (cancels their pending reminders)")
+    @admin.action(
+        description=gettext_lazy("Mark selected tasks done (cancels their pending reminders)")
+    )
     def mark_done(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
         """Finish pending tasks."""
         now = timezone.now()
@@ -54,7 +56,16 @@ class TaskAdmin(admin.ModelAdmin):
         for task in queryset.filter(status=TaskStatus.PENDING):
             task_finish(task=task, now=now)
             done += 1
-        self.message_user(request, f"{done} task(s) marked done.", messages.SUCCESS)
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d task marked done.",
+                "%(count)d tasks marked done.",
+                done,
+            )
+            % {"count": done},
+            messages.SUCCESS,
+        )
 
     def delete_model(self, request: HttpRequest, obj: Task) -> None:
         """Deleting a task cancels its pending reminders first."""
@@ -94,7 +105,7 @@ class ReminderAdmin(admin.ModelAdmin):
     readonly_fields = ["status", "attempts", "last_error", "sent_at", "late", "created_at"]
     actions = ["send_now", "cancel"]
 
-    @admin.display(description="content")
+    @admin.display(description=gettext_lazy("content"))
     def short_content(self, obj: Reminder) -> str:
         """The first line of the reminder."""
         line = obj.content.split("\n", 1)[0]
@@ -104,7 +115,7 @@ class ReminderAdmin(admin.ModelAdmin):
         """A pending reminder is due at its remind time."""
         reminder_admin_save(reminder=obj)
 
-    @admin.action(description="Send selected reminders now (pending or failed)")
+    @admin.action(description=gettext_lazy("Send selected reminders now (pending or failed)"))
     def send_now(self, request: HttpRequest, queryset: QuerySet[Reminder]) -> None:
         """Make them due now and start a dispatcher pass."""
         from reminders.tasks import dispatch_reminders
@@ -114,13 +125,31 @@ class ReminderAdmin(admin.ModelAdmin):
         )
         if queued:
             enqueue(dispatch_reminders)
-        self.message_user(request, f"{queued} reminder(s) queued to send now.", messages.SUCCESS)
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d reminder queued to send now.",
+                "%(count)d reminders queued to send now.",
+                queued,
+            )
+            % {"count": queued},
+            messages.SUCCESS,
+        )
 
-    @admin.action(description="Cancel selected reminders (pending ones)")
+    @admin.action(description=gettext_lazy("Cancel selected reminders (pending ones)"))
     def cancel(self, request: HttpRequest, queryset: QuerySet[Reminder]) -> None:
         """Cancel pending reminders; sent ones are left as they are."""
         cancelled = reminders_cancel(reminder_ids=list(queryset.values_list("pk", flat=True)))
-        self.message_user(request, f"{cancelled} reminder(s) cancelled.", messages.SUCCESS)
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d reminder cancelled.",
+                "%(count)d reminders cancelled.",
+                cancelled,
+            )
+            % {"count": cancelled},
+            messages.SUCCESS,
+        )
 
 
 class ScheduledPromptForm(forms.ModelForm):
@@ -191,11 +220,17 @@ class ScheduledPromptAdmin(admin.ModelAdmin):
         for scheduled in queryset:
             scheduled_prompt_delete(scheduled=scheduled)
 
-    @admin.action(description="Run selected schedules now")
+    @admin.action(description=gettext_lazy("Run selected schedules now"))
     def run_now(self, request: HttpRequest, queryset: QuerySet[ScheduledPrompt]) -> None:
         """Start each one's turn now, as its crontab would."""
         from reminders.tasks import run_scheduled_prompt
 
         for pk in queryset.values_list("pk", flat=True):
             enqueue(run_scheduled_prompt, pk)
-        self.message_user(request, f"{queryset.count()} run(s) started.", messages.SUCCESS)
+        started = queryset.count()
+        self.message_user(
+            request,
+            ngettext("%(count)d run started.", "%(count)d runs started.", started)
+            % {"count": started},
+            messages.SUCCESS,
+        )

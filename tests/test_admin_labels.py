@@ -1,6 +1,7 @@
-"""The admin of runs, humans in the loop, evals, MCP servers, routing, chats, usage and reminders
-can be shown in Chinese: every model, field, help text and choice of these apps is a lazy
-translation, so a new one cannot slip through."""
+"""The admin of agents, knowledge, runs, humans in the loop, evals, MCP servers, routing, chats,
+usage and reminders can be shown in Chinese: every model, field, help text and choice of these
+apps, and every title their admin classes write, is a lazy translation, so a new one cannot slip
+through."""
 
 from __future__ import annotations
 
@@ -8,15 +9,30 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from django.contrib import admin
 from django.db import models
 from django.test.utils import isolate_apps
+from django.utils import translation
 from django.utils.functional import Promise
 
-from agents.revisions import Revision
+from agents.mcp.models import McpServer
+from agents.models import AgentRevision
 from delegation.evals.admin import EvalCaseAdmin
 from delegation.evals.forms import EvalCaseForm, PublishAnywayForm, RunSuiteForm
+from delegation.routing.models import RoutingPolicyRevision
 
-APPS = ["delegation", "humans", "evals", "mcp", "routing", "chat", "usage", "reminders"]
+APPS = [
+    "agents",
+    "knowledge",
+    "delegation",
+    "humans",
+    "evals",
+    "mcp",
+    "routing",
+    "chat",
+    "usage",
+    "reminders",
+]
 
 
 def app_models() -> list[type[models.Model]]:
@@ -24,17 +40,9 @@ def app_models() -> list[type[models.Model]]:
     return [model for label in APPS for model in apps.get_app_config(label).get_models()]
 
 
-# Fields of agents.revisions.Revision (the agents app's, shared by routing policy revisions):
-# labelled where that base class is, not here.
-SHARED_REVISION_FIELDS = {"version", "snapshot", "created_by", "created_at"}
-
-
 def own_fields(model: type[models.Model]) -> list[Any]:
     """The model's own fields (many-to-many too), without the ids Django adds by itself."""
-    fields = [f for f in [*model._meta.fields, *model._meta.many_to_many] if not f.auto_created]
-    if issubclass(model, Revision):
-        fields = [f for f in fields if f.name not in SHARED_REVISION_FIELDS]
-    return fields
+    return [f for f in [*model._meta.fields, *model._meta.many_to_many] if not f.auto_created]
 
 
 def untranslated(model: type[models.Model]) -> list[str]:
@@ -60,11 +68,64 @@ def test_the_apps_have_models_to_check():
     names = {model.__name__ for model in app_models()}
     assert {"Run", "InboxItem", "Review", "Activity", "EvalSuite", "EvalRun"} <= names
     assert {"McpServer", "RoutingPolicy", "ChatMessage", "Budget", "ScheduledPrompt"} <= names
+    assert {"Agent", "AgentRevision", "KnowledgeBase", "Document", "McpTool", "McpSync"} <= names
+
+
+def test_the_shared_revision_fields_are_labelled_once_for_every_revision():
+    for model in (AgentRevision, RoutingPolicyRevision):
+        labels = {f.name: f.verbose_name for f in model._meta.fields}
+        for name in ("version", "snapshot", "created_by", "created_at"):
+            assert isinstance(labels[name], Promise), (model, name)
+        with translation.override("zh-hant"):
+            assert str(labels["created_by"]) != "created by", model
 
 
 @pytest.mark.parametrize("model", app_models(), ids=lambda m: m._meta.label)
 def test_every_label_of_the_model_is_a_lazy_translation(model):
     assert untranslated(model) == []
+
+
+def admin_texts(model_admin: Any) -> list[tuple[str, Any]]:
+    """The column, read-only field and action titles an admin class writes itself, and its
+    inlines' names."""
+    texts = []
+    names = [*model_admin.list_display, *model_admin.readonly_fields, *(model_admin.actions or [])]
+    for name in names:
+        method = getattr(type(model_admin), name, None) if isinstance(name, str) else name
+        if method is not None and hasattr(method, "short_description"):
+            texts.append((f"{name}", method.short_description))
+    for inline in model_admin.inlines:
+        texts += [(inline.__name__, inline.verbose_name)]
+        texts += [(inline.__name__, inline.verbose_name_plural)]
+        for name in [*(inline.fields or []), *inline.readonly_fields]:
+            method = getattr(inline, name, None)
+            if method is not None and hasattr(method, "short_description"):
+                texts.append((f"{inline.__name__}.{name}", method.short_description))
+    return [(name, text) for name, text in texts if text is not None]
+
+
+ADMIN_TITLE_APPS = APPS  # every app's admin titles are translatable
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        model
+        for model in app_models()
+        if model in admin.site._registry and model._meta.app_label in ADMIN_TITLE_APPS
+    ],
+    ids=lambda m: m._meta.label,
+)
+def test_the_admins_own_titles_are_lazy_translations(model):
+    texts = admin_texts(admin.site._registry[model])
+    assert [(name, text) for name, text in texts if not isinstance(text, Promise)] == []
+
+
+def test_the_mcp_tools_are_headed_in_the_admins_language():
+    inline = admin.site._registry[McpServer].inlines[0]
+    with translation.override("zh-hant"):
+        heading = str(inline.verbose_name_plural)
+    assert heading.startswith("工具（核准設為「依其註記」時") and "Tools" not in heading
 
 
 @isolate_apps("delegation.evals")

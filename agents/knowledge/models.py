@@ -9,10 +9,10 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from agents.names import text_in, validate_descriptions, validate_display_names
+from agents.names import NamedInLanguages, validate_descriptions, validate_display_names
 
 
-class KnowledgeBase(models.Model):
+class KnowledgeBase(NamedInLanguages, models.Model):
     """A set of documents some agents may search, readable by the users its access rule allows."""
 
     name = models.SlugField(
@@ -76,15 +76,6 @@ class KnowledgeBase(models.Model):
 
     def __str__(self) -> str:
         return self.name_in()  # as people read it, in the active language
-
-    def name_in(self, language: str | None = None) -> str:
-        """The name people read in `language` (default: the active one), falling back to the
-        other Chinese script converted, then to the display name."""
-        return text_in(self.display_names, self.display_name or self.name, language)
-
-    def description_in(self, language: str | None = None) -> str:
-        """The description people read in `language`, falling back as names do."""
-        return text_in(self.descriptions, self.description, language)
 
 
 class DocumentStatus(models.TextChoices):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.conf import settings
@@ -11,8 +11,11 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from agents.mcp.models import (
     SERVER_EDITABLE_FIELDS,
@@ -26,6 +29,10 @@ from agents.mcp.models import (
 from agents.mcp.services import server_changed, server_sync, sync_accept, sync_dismiss
 from agents.mcp.targets import ServerUnusable, assertion_key
 from config.errors import AppError
+from config.text import joined
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise  # dev only: the stubs' name for str or lazy str
 
 
 def command_choices() -> list[tuple[str, str]]:
@@ -36,17 +43,23 @@ def command_choices() -> list[tuple[str, str]]:
 class McpServerForm(forms.ModelForm):
     """A server: a stdio command is picked from MCP_STDIO_COMMANDS, never typed."""
 
-    command = forms.ChoiceField(choices=command_choices, required=False)
+    command = forms.ChoiceField(label=_("command"), choices=command_choices, required=False)
 
     class Meta:
         model = McpServer
         fields = SERVER_EDITABLE_FIELDS
         help_texts = {
-            "headers": 'Header → environment variable, e.g. {"Authorization": "MCP_ERP_TOKEN"}; '
-            "the value is read from the environment when connecting and never stored.",
-            "display_names": 'Per language, e.g. {"zh-hant": "財務系統", "zh-hans": "财务系统"}.',
-            "url": "The streamable HTTP endpoint, e.g. http://erp-mcp:8000/mcp (staff choose it: "
-            "loopback and private addresses are allowed).",
+            "headers": _(
+                'Header → environment variable, e.g. {"Authorization": "MCP_ERP_TOKEN"}; '
+                "the value is read from the environment when connecting and never stored."
+            ),
+            "display_names": _(
+                'Per language, e.g. {"zh-hant": "財務系統", "zh-hans": "财务系统"}.'
+            ),
+            "url": _(
+                "The streamable HTTP endpoint, e.g. http://erp-mcp:8000/mcp (staff choose it: "
+                "loopback and private addresses are allowed)."
+            ),
         }
 
 
@@ -59,16 +72,19 @@ class McpToolInline(admin.TabularInline):
     # (Each row is headed by its tool key, the row's name.)
     fields = ["title", "status", "hints", "approval", "approval_now"]
     readonly_fields = ["title", "status", "hints", "approval_now"]
-    verbose_name = "tool (approval: by its annotations, a tool not read-only waits for staff)"
+    verbose_name = _("tool")
+    verbose_name_plural = _(
+        "Tools (approval “By its annotations”: a tool that is not read-only waits for staff)"
+    )
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    @admin.display(description="Annotations")
+    @admin.display(description=_("Annotations"))
     def hints(self, tool: McpTool) -> str:
         return ", ".join(f"{k}={v}" for k, v in sorted(tool.annotations.items())) or "—"
 
-    @admin.display(description="Needs approval", boolean=True)
+    @admin.display(description=_("Needs approval"), boolean=True)
     def approval_now(self, tool: McpTool) -> bool:
         return tool.needs_approval
 
@@ -99,64 +115,106 @@ class McpServerAdmin(admin.ModelAdmin):
     inlines = [McpToolInline]
     actions = ["sync_tools"]
 
-    @admin.display(description="Assertion key (give it to the server's operator)")
+    @admin.display(description=_("Assertion key (give it to the server's operator)"))
     def assertion_key_shown(self, server: McpServer) -> str:
         """The key this server verifies user assertions with (its own, derived)."""
         if server.user_identity != UserIdentity.ASSERTION:
-            return "— (not an assertion server)"
+            return gettext("— (not an assertion server)")
         try:
             return assertion_key(server.name)
         except ServerUnusable as exc:
             return str(exc)
 
-    @admin.display(description="Tools")
+    @admin.display(description=_("Tools"))
     def tool_count(self, server: McpServer) -> int:
         return server.tools.filter(status=ToolStatus.ACTIVE).count()
 
-    @admin.display(description="Changes waiting", boolean=True)
+    @admin.display(description=_("Changes waiting"), boolean=True)
     def pending(self, server: McpServer) -> bool:
         return server.syncs.filter(status=SyncStatus.PENDING).exists()
 
-    @admin.display(description="Changes waiting for acceptance")
+    @admin.display(description=_("Changes waiting for acceptance"))
     def pending_changes(self, server: McpServer) -> SafeString | str:
         sync = server.syncs.filter(status=SyncStatus.PENDING).first() if server.pk else None
         if sync is None:
-            return "None."
+            return gettext("None.")
         return format_html(
-            '{} <a href="../../mcpsync/{}/change/">Review and accept or dismiss</a>',
+            '{} <a href="{}">{}</a>',
             changes_html(sync),
-            sync.pk,
+            reverse("admin:mcp_mcpsync_change", args=[sync.pk]),
+            gettext("Review and accept or dismiss"),
         )
 
-    @admin.action(description="Sync tools now (read tools/list)")
+    @admin.action(description=_("Sync tools now (read tools/list)"))
     def sync_tools(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:
         for server in queryset:
             try:
                 sync = server_sync(server=server, by=request.user)
             except AppError as exc:
-                self.message_user(request, f"{server.name}: {exc.message}", messages.ERROR)
+                text = gettext("%(server)s: %(error)s") % {
+                    "server": server.name,
+                    "error": exc.message,
+                }
+                self.message_user(request, text, messages.ERROR)
                 continue
             if sync.status == SyncStatus.PENDING:
-                text = f"{server.name}: the server's tools changed; review the sync to accept it."
+                text = gettext(
+                    "%(server)s: the server's tools changed; review the sync to accept it."
+                ) % {"server": server.name}
                 self.message_user(request, text, messages.WARNING)
             else:
-                self.message_user(request, f"{server.name}: {len(sync.listing)} tool(s), applied.")
+                count = len(sync.listing)
+                text = ngettext(
+                    "%(server)s: %(count)d tool, applied.",
+                    "%(server)s: %(count)d tools, applied.",
+                    count,
+                ) % {"server": server.name, "count": count}
+                self.message_user(request, text)
 
     def save_model(self, request: HttpRequest, obj: McpServer, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         server_changed(server=obj)
 
 
+# The parts of a tool's definition a sync compares (agents.mcp.snapshot.changes_between).
+PART_LABELS = {
+    "description": _("description"),
+    "input_schema": _("input schema"),
+    "annotations": _("annotations"),
+}
+
+
 def changes_html(sync: McpSync) -> SafeString:
     """A sync's changes as a short list: added, removed, and changed (which parts)."""
-    rows = [
-        ("Added", t["name"], t.get("description", "")[:120]) for t in sync.changes.get("added", [])
+    added, removed, changed = gettext("Added"), gettext("Removed"), gettext("Changed")
+    gone = gettext("no longer listed")
+    changes = sync.changes
+    rows = [(added, t["name"], t.get("description", "")[:120]) for t in changes.get("added", [])]
+    rows += [(removed, t["name"], gone) for t in changes.get("removed", [])]
+    rows += [
+        (changed, c["name"], joined([part_label(part) for part in c["parts"]]))
+        for c in changes.get("changed", [])
     ]
-    rows += [("Removed", t["name"], "no longer listed") for t in sync.changes.get("removed", [])]
-    rows += [("Changed", c["name"], ", ".join(c["parts"])) for c in sync.changes.get("changed", [])]
     if not rows:
-        return format_html("{}", "No changes.")
-    return format_html_join(mark_safe("<br>"), "<b>{}</b> {}: {}", rows)
+        return format_html("{}", gettext("No changes."))
+    return format_html_join(
+        mark_safe("<br>"),
+        "<b>{}</b> {}",
+        [
+            (kind, gettext("%(tool)s: %(what)s") % {"tool": tool, "what": what})
+            for kind, tool, what in rows
+        ],
+    )
+
+
+def part_label(part: str) -> str:
+    """A changed part of a tool's definition ("input_schema") in the admin's words."""
+    return str(PART_LABELS.get(part, part))
+
+
+# What deciding a sync tells the admin, per server.
+ACCEPTED = _("%(server)s: changes accepted.")
+DISMISSED = _("%(server)s: changes dismissed.")
 
 
 @admin.register(McpSync)
@@ -190,30 +248,33 @@ class McpSyncAdmin(admin.ModelAdmin):
     def response_change(self, request: HttpRequest, obj: McpSync) -> HttpResponse:
         """The page's Accept and Dismiss buttons."""
         for button, decide, done in (
-            ("_accept", sync_accept, "accepted"),
-            ("_dismiss", sync_dismiss, "dismissed"),
+            ("_accept", sync_accept, ACCEPTED),
+            ("_dismiss", sync_dismiss, DISMISSED),
         ):
             if button in request.POST:
                 self._decide(request, McpSync.objects.filter(pk=obj.pk), decide, done)
                 return redirect("admin:mcp_mcpserver_change", obj.server_id)
         return super().response_change(request, obj)
 
-    @admin.display(description="Changes")
+    @admin.display(description=_("Changes"))
     def summary(self, sync: McpSync) -> SafeString:
         return changes_html(sync)
 
-    @admin.display(description="Before and after")
+    @admin.display(description=_("Before and after"))
     def diff(self, sync: McpSync) -> SafeString:
         changed = sync.changes.get("changed", [])
         if not changed:
             return format_html("{}", "—")
+        before, after = gettext("Before"), gettext("After")
         return format_html_join(
             "",
-            '<table class="mcp-diff"><caption>{}</caption><tr><th>Before</th><th>After</th></tr>'
+            '<table class="mcp-diff"><caption>{}</caption><tr><th>{}</th><th>{}</th></tr>'
             "<tr><td><pre>{}</pre></td><td><pre>{}</pre></td></tr></table>",
             [
                 (
                     c["name"],
+                    before,
+                    after,
                     json.dumps(
                         {k: c["before"][k] for k in c["parts"]}, ensure_ascii=False, indent=1
                     ),
@@ -225,21 +286,22 @@ class McpSyncAdmin(admin.ModelAdmin):
             ],
         )
 
-    @admin.action(description="Accept the selected syncs' changes")
+    @admin.action(description=_("Accept the selected syncs' changes"))
     def accept(self, request: HttpRequest, queryset: QuerySet[McpSync]) -> None:
-        self._decide(request, queryset, sync_accept, "accepted")
+        self._decide(request, queryset, sync_accept, ACCEPTED)
 
-    @admin.action(description="Dismiss the selected syncs (changed tools stay held)")
+    @admin.action(description=_("Dismiss the selected syncs (changed tools stay held)"))
     def dismiss(self, request: HttpRequest, queryset: QuerySet[McpSync]) -> None:
-        self._decide(request, queryset, sync_dismiss, "dismissed")
+        self._decide(request, queryset, sync_dismiss, DISMISSED)
 
     def _decide(
-        self, request: HttpRequest, queryset: QuerySet[McpSync], decide: Any, done: str
+        self, request: HttpRequest, queryset: QuerySet[McpSync], decide: Any, done: StrOrPromise
     ) -> None:
         for sync in queryset:
             try:
                 decide(sync=sync, by=request.user)
             except AppError as exc:
-                self.message_user(request, f"{sync}: {exc.message}", messages.ERROR)
+                text = gettext("%(server)s: %(error)s") % {"server": sync, "error": exc.message}
+                self.message_user(request, text, messages.ERROR)
             else:
-                self.message_user(request, f"{sync.server.name}: changes {done}.")
+                self.message_user(request, str(done) % {"server": sync.server.name})

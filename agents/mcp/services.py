@@ -56,9 +56,9 @@ def sync_accept(*, sync: McpSync, by: Any) -> McpSync:
     with transaction.atomic():
         sync = McpSync.objects.select_for_update().select_related("server").get(pk=sync.pk)
         if sync.status != SyncStatus.PENDING:
-            raise AppError(
-                "conflict", f"This sync is {sync.get_status_display().lower()}.", status=409
-            )
+            status = sync.get_status_display().lower()
+            message = _("This sync is %(status)s.") % {"status": status}
+            raise AppError("conflict", message, status=409)
         _apply(sync.server, sync, by)
     return sync
 
@@ -69,9 +69,9 @@ def sync_dismiss(*, sync: McpSync, by: Any) -> McpSync:
     with transaction.atomic():
         sync = McpSync.objects.select_for_update().get(pk=sync.pk)
         if sync.status != SyncStatus.PENDING:
-            raise AppError(
-                "conflict", f"This sync is {sync.get_status_display().lower()}.", status=409
-            )
+            status = sync.get_status_display().lower()
+            message = _("This sync is %(status)s.") % {"status": status}
+            raise AppError("conflict", message, status=409)
         sync.status, sync.decided_at, sync.decided_by = SyncStatus.DISMISSED, timezone.now(), by
         sync.save(update_fields=["status", "decided_at", "decided_by"])
     return sync

@@ -11,6 +11,7 @@ from typing import Any
 
 import jwt
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from agents.mcp.client import Target
 from agents.mcp.models import McpConnection, McpServer, Transport, UserIdentity
@@ -71,7 +72,9 @@ def stdio_command(name: str) -> tuple[str, ...]:
     """The command line MCP_STDIO_COMMANDS gives this name."""
     command = settings.MCP_STDIO_COMMANDS.get(name)
     if not command:
-        raise ServerUnusable(f"No stdio command named {name!r} in MCP_STDIO_COMMANDS.")
+        raise ServerUnusable(
+            _("No stdio command named %(name)s in MCP_STDIO_COMMANDS.") % {"name": repr(name)}
+        )
     return tuple(str(part) for part in command)
 
 
@@ -80,11 +83,15 @@ def _headers(server: McpServer) -> dict[str, str]:
     values = {}
     for header, variable in (server.headers or {}).items():
         if not header_variable_allowed(variable):  # (saved before the rule, or edited in SQL)
-            raise ServerUnusable(f"Header {header} may not read the variable {variable}.")
+            raise ServerUnusable(
+                _("Header %(header)s may not read the variable %(variable)s.")
+                % {"header": header, "variable": variable}
+            )
         value = os.environ.get(str(variable), "")
         if not value:
             raise ServerUnusable(
-                f"The environment variable {variable} (header {header}) is not set."
+                _("The environment variable %(variable)s (header %(header)s) is not set.")
+                % {"variable": variable, "header": header}
             )
         values[str(header)] = value
     return values
@@ -114,6 +121,8 @@ def assertion_key(server: str) -> str:
     """The key a server's user assertions are signed with: its own, derived from
     MCP_USER_ASSERTION_KEY, so one server's operator cannot sign for another server."""
     if not settings.MCP_USER_ASSERTION_KEY:
-        raise ServerUnusable("MCP_USER_ASSERTION_KEY is not set: user assertions cannot be signed.")
+        raise ServerUnusable(
+            _("MCP_USER_ASSERTION_KEY is not set: user assertions cannot be signed.")
+        )
     base = settings.MCP_USER_ASSERTION_KEY.encode()
     return hmac.new(base, f"mcp-assertion:{server}".encode(), hashlib.sha256).hexdigest()

@@ -161,17 +161,7 @@ def answered_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
         else:
             locked.final_arguments = arguments
             locked.save(update_fields=["final_arguments"])
-            context = ToolContext(
-                user=run.user,
-                session=run.session,
-                run=run,
-                agent=run.agent,
-                call_id=locked.tool_call_id,
-            )
-            with transaction.atomic():  # a savepoint: a tool that fails leaves nothing behind
-                result = execute(registered, context, json.dumps(arguments))
-                if not result.ok:
-                    transaction.set_rollback(True)
+            result = _run_once(run, registered, locked, arguments)
         item.final_arguments = locked.final_arguments
         return _executed(item, locked, run, result)
 
@@ -330,20 +320,22 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
             arguments = (
                 locked.final_arguments if locked.final_arguments is not None else locked.arguments
             )
-            context = ToolContext(
-                user=run.user,
-                session=run.session,
-                run=run,
-                agent=run.agent,
-                call_id=locked.tool_call_id,
-            )
-            with transaction.atomic():  # a savepoint: a tool that fails leaves nothing behind
-                result = execute(registered, context, json.dumps(arguments))
-                if not result.ok:
-                    transaction.set_rollback(True)
+            result = _run_once(run, registered, locked, arguments)
             if registered.outside:
                 outside_call_logged(run, registered, result)
         return _executed(item, locked, run, result)
+
+
+def _run_once(run: Run, registered: Tool, item: InboxItem, arguments: Any) -> ToolResult:
+    """The decided call, run as the user in a savepoint: a tool that fails leaves nothing."""
+    context = ToolContext(
+        user=run.user, session=run.session, run=run, agent=run.agent, call_id=item.tool_call_id
+    )
+    with transaction.atomic():
+        result = execute(registered, context, json.dumps(arguments))
+        if not result.ok:
+            transaction.set_rollback(True)
+    return result
 
 
 def _not_repeated(item: InboxItem) -> ToolResult:

@@ -43,7 +43,7 @@ def test_an_admin_syncs_reviews_and_accepts_a_servers_tools(
     first = start_asgi_server(MCP_STDIO_COMMANDS=commands(log, 1))
     admin_sign_in(page, first.url)
     sync_action(page, first.url)
-    assert "tool(s), applied" in page.inner_text("ul.messagelist")
+    assert "tools, applied" in page.inner_text("ul.messagelist")
     page.goto(first.url + f"/admin/mcp/mcpserver/{McpServer.objects.get().pk}/change/")
     page.wait_for_selector("#tools-group")
     assert "mcp.ledger.record" in page.inner_text("#tools-group")
@@ -60,7 +60,7 @@ def test_an_admin_syncs_reviews_and_accepts_a_servers_tools(
     page.goto(second.url + f"/admin/mcp/mcpsync/{sync.pk}/change/")
     body = page.inner_text("#content")
     assert "Added multiply" in body and "Removed shout: no longer listed" in body
-    assert "Changed add: description, input_schema" in body
+    assert "Changed add: description and input schema" in body
     assert page.locator("table.mcp-diff caption").all_text_contents() == ["add"]
     screenshots(page, "admin-mcp-sync")
     page.click("input[name=_accept]")
