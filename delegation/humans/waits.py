@@ -152,12 +152,7 @@ def answered_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
             said = sentences(str(kept.get("said") or ""), chose)
             result = ToolResult(True, data={"status": "declined", "message": said})
         elif registered is None:
-            result = ToolResult(
-                False,
-                error_code="unknown_tool",
-                error=_("The tool %(name)s is no longer available to this agent.")
-                % {"name": repr(locked.tool)},
-            )
+            result = _gone(locked)
         else:
             locked.final_arguments = arguments
             locked.save(update_fields=["final_arguments"])
@@ -310,12 +305,7 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
             item.result, item.executed_at = locked.result, locked.executed_at
             return locked.result
         if registered is None:
-            result = ToolResult(
-                False,
-                error_code="unknown_tool",
-                error=_("The tool %(name)s is no longer available to this agent.")
-                % {"name": repr(locked.tool)},
-            )
+            result = _gone(locked)
         else:
             arguments = (
                 locked.final_arguments if locked.final_arguments is not None else locked.arguments
@@ -324,6 +314,16 @@ def approval_execute(*, item: InboxItem, run: Run, tools: dict[str, Tool]) -> st
             if registered.outside:
                 outside_call_logged(run, registered, result)
         return _executed(item, locked, run, result)
+
+
+def _gone(item: InboxItem) -> ToolResult:
+    """The result of a decided call whose tool the agent no longer has."""
+    return ToolResult(
+        False,
+        error_code="unknown_tool",
+        error=_("The tool %(name)s is no longer available to this agent.")
+        % {"name": repr(item.tool)},
+    )
 
 
 def _run_once(run: Run, registered: Tool, item: InboxItem, arguments: Any) -> ToolResult:
