@@ -55,6 +55,18 @@ def test_a_staff_member_sees_only_what_they_may(db):
     assert "/admin/usage/" not in page and "/admin/agents/" not in page
 
 
+def test_the_side_navigation_is_grouped_as_the_home_is_and_only_what_they_may(db):
+    clerk = make_user("clerk", is_staff=True)
+    grant(clerk, *model_perms("delegation.run", "agents.agent", actions="view"))
+    client = Client()
+    client.force_login(clerk)
+    page = client.get("/admin/delegation/run/").content.decode()
+    nav = page.split('id="nav-sidebar"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'class="module nav-group-([a-z]+)"', nav) == ["agents", "runs"]
+    assert 'href="/admin/delegation/run/" aria-current="page"' in nav
+    assert "/admin/usage/" not in nav
+
+
 def test_admin_times_are_in_the_staff_members_zone_which_the_header_names(
     admin_client, admin_user, user
 ):
