@@ -250,7 +250,7 @@ class RunAdmin(admin.ModelAdmin):
                 (
                     (r.depth - 1) * 1.2,
                     reverse("admin:delegation_run_change", args=[r.pk]),
-                    r.agent_config.get("display_name", ""),
+                    r.agent_shown,
                     r.get_status_display(),
                     cost_text(getattr(r, "own_cost", None)),
                 )
@@ -268,7 +268,7 @@ class RunAdmin(admin.ModelAdmin):
             obj.depth * 1.5,
             " → ".join(obj.path),
             "↳ " if obj.depth else "",
-            obj.agent_config.get("display_name", ""),
+            obj.agent_shown,
         )
 
     @admin.display(description=_("tokens"))

@@ -8,6 +8,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from agents.names import text_in
+
 
 class RunStatus(models.TextChoices):
     """Where a run is in its life; the last four are final. `waiting`: for its experts;
@@ -165,6 +167,13 @@ class Run(models.Model):
     def root_or_self(self) -> Run:
         """The turn's root run (this one, for a root)."""
         return self.root if self.root_id else self
+
+    @property
+    def agent_shown(self) -> str:
+        """The agent's name as the reader reads it, in the active language (its name there, else
+        the other Chinese script's converted, else its display name) from the pinned definition."""
+        config = self.agent_config or {}
+        return text_in(config.get("display_names"), config.get("display_name", ""))
 
     @property
     def is_final(self) -> bool:

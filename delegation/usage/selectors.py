@@ -210,7 +210,7 @@ def _costly_turn(
     return CostlyTurn(
         root_id=root_id,
         user=root.user.get_username() if root else "",
-        agent=root.agent_config.get("display_name", "") if root else "(deleted)",
+        agent=root.agent_shown if root else "(deleted)",
         started_at=root.created_at if root else None,
         model_calls=top["calls"],
         cost=money(top["cost_sum"]),
@@ -218,7 +218,7 @@ def _costly_turn(
         tree=[
             TurnNode(
                 run_id=r.pk,
-                agent=r.agent_config.get("display_name", r.agent_config.get("name", "")),
+                agent=r.agent_shown or r.agent_config.get("name", ""),
                 depth=r.depth,
                 status=r.status,
                 model_calls=own.get(r.pk, (money(0), 0))[1],

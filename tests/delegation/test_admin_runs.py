@@ -126,3 +126,16 @@ def test_the_trace_shows_a_conflict_and_a_question_not_ok(admin_client, user):
         ("ok", "ok"),
     ]
     assert "Tried to create the task (a)" in page  # the call's human summary
+
+
+def test_the_list_and_the_trace_name_the_agent_in_the_admins_language(admin_client, user):
+    finance = make_agent(
+        "finance", display_name="Finance expert", display_names={"zh-hans": "财务专家"}
+    )
+    run = turn(user, finance, "Q3 budget?", status=RunStatus.SUCCEEDED, answer="42")
+    chinese = {"HTTP_ACCEPT_LANGUAGE": "zh-TW"}
+    listed = admin_client.get(RUNS, **chinese).content.decode()
+    assert "財務專家" in listed and "Finance expert" not in listed  # converted from 简体
+    trace = admin_client.get(f"{RUNS}{run.pk}/change/", **chinese).content.decode()
+    assert "財務專家" in trace
+    assert "Finance expert" in admin_client.get(RUNS, HTTP_ACCEPT_LANGUAGE="en").content.decode()
