@@ -20,7 +20,7 @@ from config.text import simplified
 # The CJK blocks opencc converts (unified ideographs with extension A and B, compatibility
 # ideographs); a class is built only for characters that have a variant.
 _BLOCKS = ((0x3400, 0x4DC0), (0x4E00, 0xA000), (0xF900, 0xFB00), (0x20000, 0x2A6E0))
-# ASCII punctuation is written as \uXXXX: both SQL dialects and Python read that escape the same.
+# ASCII punctuation is written as a \u escape: SQL dialects and Python read it alike.
 _ASCII_SPECIAL = re.compile(r"[^A-Za-z0-9\s]")
 
 
