@@ -201,6 +201,8 @@ class Chunk(models.Model):
     char_count = models.PositiveIntegerField(_("characters"))
     # Index terms made in Python (agents.knowledge.text) so SQLite and Postgres see one tokenizer.
     search_text = models.TextField(_("index terms"), editable=False)
+    # Its document's title terms, indexed apart: a title weighs alike in each of its passages.
+    search_title = models.TextField(_("title index terms"), blank=True, default="", editable=False)
     token_count = models.PositiveIntegerField(_("index term count"), default=0, editable=False)
     vector = models.BinaryField(  # float16, little-endian
         _("vector"), null=True, blank=True, editable=False

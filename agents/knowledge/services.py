@@ -21,7 +21,7 @@ from agents.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBa
 from agents.knowledge.parsing import SUPPORTED, ParseError, file_type_of, parse
 from agents.knowledge.retrieval import dense
 from agents.knowledge.selectors import document_with_hash
-from agents.knowledge.text import index_terms
+from agents.knowledge.text import passage_index_text
 from agents.models import Agent
 from agents.names import validate_descriptions, validate_display_names
 from config.enqueue import enqueue
@@ -210,7 +210,7 @@ def _swap_chunks(document: Document, drafts: list[ChunkDraft], vectors: list | N
     Chunk.objects.filter(document=document).delete()
     rows = []
     for position, draft in enumerate(drafts):
-        terms = index_terms(" ".join([document.title, *draft.heading_path, draft.text]))
+        indexed = passage_index_text(document.title, draft.heading_path, draft.text)
         vector = vectors[position] if vectors else None
         rows.append(
             Chunk(
@@ -220,8 +220,9 @@ def _swap_chunks(document: Document, drafts: list[ChunkDraft], vectors: list | N
                 heading_path=list(draft.heading_path),
                 text=draft.text,
                 char_count=len(draft.text),
-                search_text=" ".join(terms),
-                token_count=len(terms),
+                search_text=indexed.words,
+                search_title=indexed.title,
+                token_count=indexed.length,
                 vector=dense.pack(vector) if vector else None,
                 vector_dim=len(vector) if vector else None,
                 vector_model=settings.EMBEDDINGS_MODEL if vector else "",

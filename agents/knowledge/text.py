@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import NamedTuple
 
 import opencc
 import snowballstemmer
@@ -15,6 +16,10 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _RUNS = re.compile(rf"[a-z0-9]+|[{_CJK}]+")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 _MAX_WORD = 40  # longer "words" are hashes or base64: not worth an index term
+# Marks derived lexemes in Postgres's tsvector (title words, impact levels): U+01C0 is a letter to
+# its parser (a marked term stays one token) but never part of a term (a-z0-9 or CJK).
+MARK = "\u01c0"
+TITLE_MARK = MARK + "t"
 
 # Query words that say nothing about the content (English and Chinese question words).
 STOP_WORDS = frozenset(
@@ -115,6 +120,31 @@ def index_terms(text: str) -> list[str]:
     return terms
 
 
+def title_term(term: str) -> str:
+    """The Postgres lexeme that says a passage's document has `term` in its title."""
+    return term + TITLE_MARK
+
+
+class IndexText(NamedTuple):
+    """What a passage is indexed under: its own words, its document's title words, and its
+    length in terms (its own words only)."""
+
+    words: str
+    title: str
+    length: int
+
+
+def passage_index_text(
+    title: str, heading_path: list[str] | tuple[str, ...], text: str
+) -> IndexText:
+    """A passage's index text: its own words (its text and headings, but a heading that repeats
+    the title) apart from its document's title words (each once), so the title weighs alike in
+    every passage of a document and the passage's own words decide between them."""
+    headings = [h for h in heading_path if normalize(h).strip() != normalize(title).strip()]
+    own = index_terms(" ".join([*headings, text]))
+    return IndexText(" ".join(own), " ".join(dict.fromkeys(index_terms(title))), len(own))
+
+
 def query_terms(query: str, *, limit: int = 64) -> list[str]:
     """Distinct search terms of a query: stemmed words and CJK bigrams (a lone CJK character as
     itself); stop words are dropped unless nothing else is left."""
@@ -129,9 +159,10 @@ def query_terms(query: str, *, limit: int = 64) -> list[str]:
     return list(dict.fromkeys(terms))[:limit]
 
 
-def coverage(terms: list[str], indexed: str) -> float:
-    """The share of query terms a passage's index text contains (0..1)."""
+def coverage(terms: list[str], indexed: str, title: str = "") -> float:
+    """The share of query terms a passage's index text or its document's title contains
+    (0..1)."""
     if not terms:
         return 0.0
-    words = set(indexed.split())
+    words = set(indexed.split()) | set(title.split())
     return sum(1 for term in terms if term in words) / len(terms)

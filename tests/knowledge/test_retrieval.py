@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.knowledge.retrieval import passages_search
+from agents.knowledge.retrieval import passages_search, postgres
 from config.errors import AppError
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +85,53 @@ def test_huge_query_is_refused(corpus, settings):
     with pytest.raises(AppError) as caught:
         top(corpus, "特休" * 50 + "假")
     assert caught.value.code == "query_too_long" and "100" in caught.value.message
+
+
+BUDGET_REPORT = """# 第三季財務報告
+
+## 營收
+本季營收成長百分之八。
+
+## 費用
+費用增加百分之五。
+
+## 預算
+預算執行率為百分之九十三。各部門應於十月底前提交下一年度的需求，財務長將彙整後提交董事會審議，
+並依各部門的執行狀況、人力需求、資本支出與專案時程調整分配，執行率偏低的部門需說明原因並提出改善計畫，
+預算調整須經財務長核准後方可生效。
+
+## 現金流
+現金流入一億元。
+
+## 展望
+第四季持平。
+"""
+
+
+def test_the_title_weighs_alike_in_every_passage_so_the_passage_decides(kb, upload):
+    """第三季预算: every passage of 第三季財務報告 has 第三季 in its title; the budget passage
+    says 預算 (a word other documents use too), so it comes first, though it is the longest.
+    Counted as words of every passage, the title made the short passages outrank it."""
+    upload(kb, "q3.md", BUDGET_REPORT, title="第三季財務報告")
+    for number in range(20):
+        topic = "部門預算說明會" if number < 3 else "停車場整修"
+        upload(kb, f"notice{number}.md", f"# 公告\n\n第{number}號公告：{topic}。")
+    found = passages_search(kb_ids=[kb.pk], query="第三季预算", top_k=5)
+    assert found[0].heading_path[-1] == "預算"
+
+
+def test_a_title_word_alone_still_finds_the_document(kb, upload):
+    upload(kb, "q3.md", BUDGET_REPORT, title="第三季財務報告")
+    upload(kb, "lunch.md", "# 菜單\n\n週一供應牛肉麵。", title="午餐菜單")
+    assert passages_search(kb_ids=[kb.pk], query="財務報告")[0].title == "第三季財務報告"
+
+
+def test_a_common_word_finds_the_passage_it_weighs_most_in(kb, upload, monkeypatch):
+    """Postgres ranks a bounded set of candidates: for a word in more chunks than that, the
+    chunks where it weighs most (its impact levels), not the first ones stored."""
+    monkeypatch.setattr(postgres, "CANDIDATES", 8)
+    for number in range(40):
+        upload(kb, f"memo{number}.md", f"# 備忘\n\n第{number}號備忘：本月預算照舊。")
+    upload(kb, "budget.md", "# 預算\n\n預算編列、預算執行與預算調整，都以預算辦法為準。")
+    found = passages_search(kb_ids=[kb.pk], query="預算", top_k=3)
+    assert found[0].title == "budget"

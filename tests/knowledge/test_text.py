@@ -1,6 +1,12 @@
 """The shared tokenizer: 繁/简 folding, CJK unigrams and bigrams, English words."""
 
-from agents.knowledge.text import coverage, index_terms, normalize, query_terms
+from agents.knowledge.text import (
+    coverage,
+    index_terms,
+    normalize,
+    passage_index_text,
+    query_terms,
+)
 
 
 def test_traditional_and_simplified_fold_to_one_form():
@@ -28,3 +34,16 @@ def test_english_words_are_stemmed_alike_in_queries_and_passages():
 def test_coverage_counts_matched_terms():
     indexed = " ".join(index_terms("leave rules of HR"))
     assert coverage(query_terms("leave rules budget"), indexed) == 2 / 3
+
+
+def test_a_passage_is_indexed_by_its_own_words_apart_from_its_title():
+    indexed = passage_index_text("第三季財務報告", ["第三季財務報告", "預算"], "預算執行率九成")
+    assert "财务" in indexed.title.split()
+    assert "财务" not in indexed.words.split()  # nor from the heading that repeats the title
+    assert "预算" in indexed.words.split()
+    assert indexed.length == len(index_terms("預算 預算執行率九成"))
+
+
+def test_coverage_counts_a_term_found_in_the_title():
+    indexed = passage_index_text("Leave rules", [], "Ask HR first.")
+    assert coverage(query_terms("leave rules hr"), indexed.words, indexed.title) == 1

@@ -111,7 +111,7 @@ def _passages(hits: list[Hit], terms: list) -> list[Passage]:
                 effective_date=chunk.document.effective_date,
                 kb=chunk.kb.name,
                 kb_name=chunk.kb.name_in(),
-                coverage=round(coverage(terms, chunk.search_text), 3),
+                coverage=round(coverage(terms, chunk.search_text, chunk.search_title), 3),
             )
         )
     return found
