@@ -119,7 +119,9 @@ $(BENCH_VENV)/.installed: pyproject.toml
 
 bench-peers: $(BENCH_VENV)/.installed  ## the `bench` extra (OpenAI Agents SDK) in its own venv
 
-bench: install bench-peers  ## every benchmark; the figures in README.md come from here
+# bench/knowledge.py loads a million passages into Postgres (about 20 minutes on two cores):
+# KNOWLEDGE_BENCH_ARGS="--pg-size 100000" for a quicker pass, "--keep" to reuse a loaded one.
+bench: install bench-peers  ## every benchmark; the figures in bench/README.md come from here
 	PG_URL=$(PG_URL) $(BIN)/python bench/peers.py
 	$(BIN)/python bench/relay.py
 	PG_URL=$(PG_URL) $(BIN)/python bench/turn.py
@@ -127,6 +129,7 @@ bench: install bench-peers  ## every benchmark; the figures in README.md come fr
 	$(BIN)/python bench/run_ends.py
 	$(BIN)/python bench/startup.py
 	PG_URL=$(PG_URL) $(BIN)/python bench/idle_sockets.py
+	$(BIN)/python bench/knowledge.py $(KNOWLEDGE_BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .ruff_cache *.egg-info

@@ -13,19 +13,28 @@ Both platform modes are timed at a real websocket client (message.send → the e
 run.completed, every event received) with everything persisted. Turns are interleaved (one of
 each way per round, per depth) so drift hits all alike. Prints p50/p90 per depth and way, each
 one's ratio to raw and to the SDK, the per-hop overhead, SQL queries per turn, and
-machine-readable `key=value` lines.
+machine-readable `key=value` lines. A second part paces the answers (a chunk every 20 ms, as a
+model that takes its time) and prints the time to the first word the user sees, beside the raw
+client's.
 
-Usage: .venv/bin/python bench/peers.py [--turns 30] [--skip-distributed]
+The SDK peer runs from .venv-bench (`make bench-peers`) or, when the `bench` extra is installed
+into this venv, from here with site-packages added by hand (the SDK's package is named `agents`,
+like our app). Without it the bench fails, unless `--without-sdk` says to leave it out.
+
+Usage: .venv/bin/python bench/peers.py [--turns 30] [--skip-distributed] [--without-sdk]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import json
+import os
 import re
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import uuid
@@ -47,7 +56,11 @@ from tests.fake_openai import FakeOpenAI, delegate, text, tool_call
 
 ANSWER = [f"word{i} " for i in range(20)]
 DEPTHS = (0, 1, 2)
+PACED_DEPTHS = (0, 1)
 SDK_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
+RAW_TOOL = "raw: call the tool"  # the raw client's system prompt for the calls that delegate
+PACE = {"chunk_interval": 0.0}  # seconds between answer chunks, for every way alike
+PACED_INTERVAL = 0.02
 WHO = re.compile(r"You are (\w+)\.")
 
 TEAM = """
@@ -68,7 +81,10 @@ print("ok")
 
 def fake_team(body: dict) -> object:
     """Delegate one level down while the requested depth allows it, else answer: with the
-    platform's `delegate` tool, or the SDK's agent-as-tool named after the sub-agent."""
+    platform's `delegate` tool, or the SDK's agent-as-tool named after the sub-agent (the raw
+    client asks for a tool call in so many words)."""
+    if body["messages"][0].get("content") == RAW_TOOL:
+        return tool_call("t", {"input": "go"})
     who = WHO.match(body["messages"][0].get("content") or "")
     level = {"entry": 0, "hop1": 1, "hop2": 2}.get(who.group(1)) if who else None
     last = body["messages"][-1]
@@ -80,7 +96,23 @@ def fake_team(body: dict) -> object:
             if target in tools:
                 return tool_call(target, {"input": last["content"]})
             return delegate(target, last["content"])
-    return text(*ANSWER)
+    answer = text(*ANSWER)
+    answer.chunk_interval = PACE["chunk_interval"]
+    return answer
+
+
+def sdk_command(base_url: str) -> list[str] | None:
+    """How to start the SDK peer: from .venv-bench, or from this interpreter when the SDK is
+    installed here (no site processing, so our editable `agents` is not on the path); None when
+    it is nowhere."""
+    script = str(ROOT / "bench" / "peer_sdk.py")
+    if SDK_PYTHON.exists():
+        return [str(SDK_PYTHON), "-P", script, base_url]
+    try:
+        importlib.metadata.distribution("openai-agents")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return [sys.executable, "-S", "-P", script, base_url, sysconfig.get_paths()["purelib"]]
 
 
 class Raw:
@@ -96,15 +128,21 @@ class Raw:
             {"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}
         ]
 
-    async def turn(self, depth: int) -> float:
+    async def turn(self, depth: int) -> tuple[float, float]:
+        """Seconds of the turn, and to the first text of its call d + 1 (the one the platform
+        answers in: the d calls before it delegate)."""
         started = time.perf_counter()
-        messages = [{"role": "system", "content": "raw"}, {"role": "user", "content": "go"}]
-        for _call in range(2 * depth + 1):
-            for _chunk in self.client.chat.completions.create(
+        first = None
+        for call in range(2 * depth + 1):
+            system = RAW_TOOL if call < depth else "raw"
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": "go"}]
+            for chunk in self.client.chat.completions.create(
                 model="m", messages=messages, tools=self.tools, stream=True
             ):
-                pass
-        return time.perf_counter() - started
+                if first is None and call == depth and chunk.choices[0].delta.content:
+                    first = time.perf_counter()
+        ended = time.perf_counter()
+        return ended - started, (first or ended) - started
 
 
 class Sdk:
@@ -112,22 +150,24 @@ class Sdk:
 
     name = "sdk"
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, command: list[str]) -> None:
         self.process = subprocess.Popen(
-            [str(SDK_PYTHON), "-P", str(ROOT / "bench" / "peer_sdk.py"), base_url],
+            command,
             cwd=tempfile.gettempdir(),  # never our `agents` package on the path
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
         )
 
-    async def turn(self, depth: int) -> float:
+    async def turn(self, depth: int) -> tuple[float, float]:
         self.process.stdin.write(f"{depth}\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError("the SDK peer exited; run it by hand to see why")
-        return float(line)
+        seconds, first = line.split()
+        return float(seconds), float(first)
 
     def close(self) -> None:
         self.process.stdin.close()
@@ -152,7 +192,7 @@ class Platform:
             f"ws://127.0.0.1:{self.port}/ws/chat/", additional_headers=headers, max_size=None
         )
 
-    async def turn(self, depth: int) -> float:
+    async def turn(self, depth: int) -> tuple[float, float]:
         frame = {
             "type": "message.send",
             "session_id": str(uuid.uuid4()),
@@ -160,6 +200,7 @@ class Platform:
             "text": f"please go depth={depth}",
         }
         started = time.perf_counter()
+        first = None
         await self.ws.send(json.dumps(frame))
         while True:
             event = json.loads(await asyncio.wait_for(self.ws.recv(), 30))
@@ -167,8 +208,11 @@ class Platform:
                 raise RuntimeError(event)
             if event["type"] == "run.failed":
                 raise RuntimeError(event)
+            if first is None and event["type"] == "message.delta":
+                first = time.perf_counter()
             if root_completed(event):
-                return time.perf_counter() - started
+                ended = time.perf_counter()
+                return ended - started, (first or ended) - started
 
 
 def prepared(env: dict[str, str]) -> str:
@@ -178,15 +222,18 @@ def prepared(env: dict[str, str]) -> str:
     return shell(env, SESSION)
 
 
-async def interleaved(ways: list, turns: int, warmup: int) -> dict[str, dict[int, list[float]]]:
-    """Rounds of one turn per way per depth; warm-up rounds are dropped."""
-    samples = {way.name: {d: [] for d in DEPTHS} for way in ways}
+async def interleaved(
+    ways: list, turns: int, warmup: int, depths: tuple[int, ...] = DEPTHS, first: bool = False
+) -> dict[str, dict[int, list[float]]]:
+    """Rounds of one turn per way per depth; warm-up rounds are dropped. The turns' seconds, or
+    with `first` the seconds to their first text."""
+    samples = {way.name: {d: [] for d in depths} for way in ways}
     for round_ in range(warmup + turns):
-        for depth in DEPTHS:
+        for depth in depths:
             for way in ways:
-                seconds = await way.turn(depth)
+                seconds, to_first = await way.turn(depth)
                 if round_ >= warmup:
-                    samples[way.name][depth].append(seconds)
+                    samples[way.name][depth].append(to_first if first else seconds)
     return samples
 
 
@@ -241,25 +288,45 @@ def report(samples: dict[str, dict[int, list[float]]], queries: dict[str, dict[i
             print(f"{w}_hop_ms={hops[w][len(hops[w]) // 2]:.1f}")
 
 
+def report_first_text(samples: dict[str, dict[int, list[float]]], interval: float) -> None:
+    """Time to the first word with a paced model, beside the raw client's."""
+    print(
+        f"\nTime to the first word, answers paced at one chunk every {interval * 1000:.0f} ms "
+        f"({len(samples['raw'][0])} interleaved turns per cell; ms)"
+    )
+    print(f"{'way':12} {'depth':>5} {'p50':>8} {'p90':>8} {'- raw p50':>10}")
+    for w, by_depth in samples.items():
+        for d, values in by_depth.items():
+            median, p90 = percentiles(values)
+            over = median - percentiles(samples["raw"][d])[0]
+            print(f"{w:12} {d:>5} {median:8.1f} {p90:8.1f} {over:10.1f}")
+            if w != "raw":
+                print(f"{w}_depth{d}_first_text_over_raw_ms={over:.1f}")
+
+
 def main() -> None:
     """Start every way, run interleaved rounds, print the table."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--skip-distributed", action="store_true")
+    parser.add_argument("--without-sdk", action="store_true", help="leave the SDK peer out")
+    parser.add_argument("--paced-turns", type=int, default=15)
     options = parser.parse_args()
 
     fake = FakeOpenAI().start()
     fake.fallback = fake_team
     env = base_env(fake.base_url)
     ways: list = [Raw(fake.base_url)]
-    if SDK_PYTHON.exists():
-        ways.append(Sdk(fake.base_url))
-    else:
-        print(
-            "!! NOT RUN: the OpenAI Agents SDK peer needs .venv-bench (make bench-peers installs "
-            "the `bench` extra there)",
-            file=sys.stderr,
+    command = None if options.without_sdk else sdk_command(fake.base_url)
+    if command is not None:
+        ways.append(Sdk(command))
+    elif not options.without_sdk:
+        fake.stop()
+        sys.exit(
+            "The OpenAI Agents SDK peer is missing: `make bench-peers` installs it into "
+            ".venv-bench (or install the `bench` extra into this venv); `--without-sdk` "
+            "runs the bench without it."
         )
     queries: dict[str, dict[int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -274,13 +341,18 @@ def main() -> None:
                 running.append(Servers(mode_env, with_worker=worker).__enter__())
                 ways.append(Platform(name, running[-1].port, key))
 
-            async def run() -> dict[str, dict[int, list[float]]]:
+            async def run() -> tuple[dict, dict]:
                 for way in ways:
                     if isinstance(way, Platform):
                         await way.open()
-                return await interleaved(ways, options.turns, options.warmup)
+                turns = await interleaved(ways, options.turns, options.warmup)
+                PACE["chunk_interval"] = PACED_INTERVAL
+                first = await interleaved(
+                    ways, options.paced_turns, 2, depths=PACED_DEPTHS, first=True
+                )
+                return turns, first
 
-            samples = asyncio.run(run())
+            samples, first_text = asyncio.run(run())
         finally:
             for server in running:
                 server.__exit__()
@@ -291,6 +363,7 @@ def main() -> None:
             queries[name] = {d: queries_per_turn(mode_env, f"go depth={d}") for d in DEPTHS}
     fake.stop()
     report(samples, queries)
+    report_first_text(first_text, PACED_INTERVAL)
 
 
 if __name__ == "__main__":
