@@ -153,7 +153,7 @@ QUESTIONS: list[tuple[str, str, str]] = [
     ("annual leave carry over", "Employee Handbook: Leave", "Annual leave"),
     ("expense claim approval", "Travel and Expense Policy", "Expense claims"),
     ("per diem", "Travel and Expense Policy", "Per diem"),
-    ("budget deadline", "2025 Budget Planning", "Timeline"),
+    ("submit draft budgets", "2025 Budget Planning", "Timeline"),
     ("parental leave", "Employee Handbook: Leave", "Parental leave"),
     ("business class flights", "Travel and Expense Policy", "Flights"),
     ("capital expenditure review", "2025 Budget Planning", "Capital budget"),

@@ -25,7 +25,9 @@ _STATS = (
 )
 # Impact levels of migration 0006, highest first, in the groups probed together.
 LEVELS = (8, 7, 6, 5, 4, 3, 2, 1)
-LEVEL_STEPS = ((8, 7, 6, 5), (4,), (3,), (2,), (1,))
+LEVEL_STEPS = ((8, 7), (6,), (5,), (4,), (3,), (2,), (1,))
+LOW_LEVEL = 3
+VERY_COMMON = 0.05  # share of chunks
 # How many chunks one search ranks at most, shared by its units (terms, pairs, title words).
 CANDIDATES = 400
 
@@ -120,6 +122,31 @@ class CommonTerms:
 _COMMON = CommonTerms()
 
 
+class CollectionSizes:
+    """Chunks and index terms of a set of knowledge bases (BM25's N and average length), read
+    at most once a `ttl` per set and process: summing them over tens of thousands of documents
+    costs more than a search, and they change slowly."""
+
+    def __init__(self, ttl: float = 30.0) -> None:
+        self.ttl = ttl
+        self._sizes: dict[tuple[int, ...], tuple[float, int, int]] = {}
+
+    def of(self, cursor, kb_ids: list[int]) -> tuple[int, int]:  # noqa: ANN001
+        """(chunks, index terms) of these knowledge bases' indexed, current documents."""
+        key = tuple(sorted(kb_ids))
+        read_at, n, tokens = self._sizes.get(key, (float("-inf"), 0, 0))
+        if time.monotonic() - read_at > self.ttl:
+            cursor.execute(_STATS, [list(key)])
+            n, tokens = cursor.fetchone()
+            if len(self._sizes) > 1000:  # many distinct sets: start afresh
+                self._sizes.clear()
+            self._sizes[key] = (time.monotonic(), n, tokens)
+        return n, tokens
+
+
+_SIZES = CollectionSizes()
+
+
 class PostgresBackend:
     """BM25 like FTS5's over bounded candidates from the GIN index."""
 
@@ -128,12 +155,11 @@ class PostgresBackend:
         if not kb_ids or not terms:
             return []
         with connection.cursor() as cursor:
-            cursor.execute(_STATS, [kb_ids])
-            n, tokens = cursor.fetchone()
+            n, tokens = _SIZES.of(cursor, kb_ids)
             if not n:
                 return []
             units = units_of(terms)
-            quota = max(limit // 4, CANDIDATES // len(units))
+            quota = min(limit, max(limit // 4, CANDIDATES // len(units)))
             found, common = _probe(cursor, kb_ids, units, quota, n)
             ids = {chunk for unit in units for chunk in found[unit]}
             if not ids:
@@ -184,21 +210,33 @@ def _probe(
     best: dict[Unit, dict[int, None]] = {unit: {} for unit in common}
     short = [unit for unit in common if unit.leveled]
     for levels in LEVEL_STEPS:
+        short = [u for u in short if len(best[u]) < quota and _walks(cursor, u, levels[0])]
         if not short:
             break
         rows = _union(cursor, kb_ids, [(u, level, quota) for u in short for level in levels])
         for unit in short:
             for level in levels:
                 best[unit].update(dict.fromkeys(rows.get((unit, level), [])))
-        short = [unit for unit in short if len(best[unit]) < quota]
-    # Too few chunks where it weighs more (or a title word): ordinary mentions fill up.
-    fill = [unit for unit in common if len(best[unit]) < quota and unit in known]
+    # Too few chunks where a term weighs more: ordinary mentions fill up. (A common title word
+    # brings none: it weighs alike in all its passages, their own words rank them; nor does a
+    # pair: its terms do.)
+    fill = [u for u in common if u in known and u.leveled and len(u.lexemes) == 1]
+    fill = [u for u in fill if len(best[u]) < quota]
     rows = _union(cursor, kb_ids, [(unit, 0, quota) for unit in fill])
     for unit in common:
         more = found[unit] or rows.get((unit, 0), [])
         best[unit].update(dict.fromkeys(c for c in more if len(best[unit]) < quota))
         found[unit] = list(best[unit])[:quota]
     return found, common
+
+
+def _walks(cursor, unit: Unit, level: int) -> bool:  # noqa: ANN001
+    """Whether a unit's candidates are read at this impact level. Below LOW_LEVEL a pair, or a
+    term in more than VERY_COMMON of the chunks, is not walked: its low levels hold most of its
+    chunks, which costs more to read whole than its first ordinary mentions do."""
+    if level >= LOW_LEVEL:
+        return True
+    return len(unit.lexemes) == 1 and _COMMON.share(cursor, unit.lexemes[0]) < VERY_COMMON
 
 
 def _surely_common(cursor, unit: Unit, quota: int, n: int) -> bool:  # noqa: ANN001
