@@ -47,8 +47,11 @@ SQLITE_ADD = [
     "INSERT INTO knowledge_chunk_title_fts(rowid, search_title) "
     "VALUES (new.id, new.search_title); END",
     "INSERT INTO knowledge_chunk_title_fts(knowledge_chunk_title_fts) VALUES ('rebuild')",
+    # How many passages hold each word: a title word weighs as rare as the word is.
+    "CREATE VIRTUAL TABLE knowledge_chunk_vocab USING fts5vocab(knowledge_chunk_fts, 'row')",
 ]
 SQLITE_DROP = [
+    "DROP TABLE IF EXISTS knowledge_chunk_vocab",
     "DROP TRIGGER IF EXISTS knowledge_chunk_title_fts_update",
     "DROP TRIGGER IF EXISTS knowledge_chunk_title_fts_delete",
     "DROP TRIGGER IF EXISTS knowledge_chunk_title_fts_insert",

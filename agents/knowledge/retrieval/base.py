@@ -7,6 +7,11 @@ from typing import Protocol
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+# What a query word in a passage's document title adds to the passage's score, in units of the
+# word's idf: a bit more than a second mention of it adds to an ordinary passage (0.38), the
+# weight the title had when it was one more word of every passage, but the same in every
+# passage of the document, short or long.
+TITLE_WEIGHT = 0.4
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from agents.knowledge.retrieval.base import BM25_B, BM25_K1, Hit
+from agents.knowledge.retrieval.base import BM25_B, BM25_K1, TITLE_WEIGHT, Hit
 from agents.knowledge.text import MARK, TITLE_MARK, title_term
 
 # Collection size and total length from the few document rows, not by scanning the chunks.
@@ -49,7 +49,7 @@ tf AS (
 df AS (SELECT * FROM unnest(%(lexemes)s::text[], %(dfs)s::float8[]) AS d(lexeme, df))
 SELECT tf.id, sum(
     ln(1 + (%(n)s::float8 - df.df + 0.5) / (df.df + 0.5))
-    * CASE WHEN tf.lexeme LIKE %(titled)s THEN 1.0 ELSE
+    * CASE WHEN tf.lexeme LIKE %(titled)s THEN {TITLE_WEIGHT}::float8 ELSE
         tf.tf * {BM25_K1 + 1}::float8
         / (tf.tf + {BM25_K1}::float8 * (1 - {BM25_B}::float8 + {BM25_B}::float8 * tf.token_count
            / %(avgdl)s::float8))
@@ -174,8 +174,8 @@ class PostgresBackend:
                 else float(len(found[unit]))
                 for unit in single
             }
-            # A title word weighs as one mention in a passage of average length, in every passage
-            # of its document alike, and as rare as the word is (not as titles holding it are).
+            # A title word weighs TITLE_WEIGHT of its idf in every passage of its document alike,
+            # and as rare as the word is (not as titles holding it are).
             dfs = [df.get(lexeme.removesuffix(TITLE_MARK), df[lexeme]) for lexeme in lexemes]
             cursor.execute(
                 _RANK,

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import math
+
 from django.db import connection
 
-from agents.knowledge.retrieval.base import Hit
+from agents.knowledge.retrieval.base import TITLE_WEIGHT, Hit
 
 
 def match_expression(terms: list[str]) -> str:
@@ -14,16 +16,18 @@ def match_expression(terms: list[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-# BM25 of the passage's words plus BM25 of its title's words, each in its own FTS5 table (bm25()
-# normalises by a row's whole length: in one table the title would weigh more in short passages).
+# BM25 of a passage's words, plus for each query word in its document's title TITLE_WEIGHT of
+# the word's idf over the passages' words: alike in every passage of the document, and as rare
+# as the word is, not as titles holding it are. (Titles have an FTS5 table of their own: bm25()
+# normalises by a row's whole length.)
+_WORDS = (
+    "SELECT rowid AS id, -bm25(knowledge_chunk_fts) AS score FROM knowledge_chunk_fts "
+    "WHERE knowledge_chunk_fts MATCH %s"
+)
+_TITLE = "SELECT rowid, %s FROM knowledge_chunk_title_fts WHERE knowledge_chunk_title_fts MATCH %s"
 _RANK = """
-SELECT c.id, sum(found.score) AS score FROM (
-    SELECT rowid AS id, -bm25(knowledge_chunk_fts) AS score FROM knowledge_chunk_fts
-    WHERE knowledge_chunk_fts MATCH %s
-    UNION ALL
-    SELECT rowid, -bm25(knowledge_chunk_title_fts) FROM knowledge_chunk_title_fts
-    WHERE knowledge_chunk_title_fts MATCH %s
-) AS found JOIN knowledge_chunk c ON c.id = found.id
+SELECT c.id, sum(found.score) AS score FROM ({parts}) AS found
+JOIN knowledge_chunk c ON c.id = found.id
 WHERE c.kb_id IN ({marks})
 GROUP BY c.id ORDER BY score DESC, c.id LIMIT %s
 """
@@ -36,8 +40,27 @@ class SQLiteBackend:
         """The best `limit` chunks of these knowledge bases, best first."""
         if not kb_ids or not terms:
             return []
-        match = match_expression(terms)
-        sql = _RANK.format(marks=", ".join(["%s"] * len(kb_ids)))
         with connection.cursor() as cursor:
-            cursor.execute(sql, [match, match, *kb_ids, limit])
+            weights = _idf(cursor, terms)
+            parts, params = [_WORDS], [match_expression(terms)]
+            for term in terms:
+                parts.append(_TITLE)
+                params += [TITLE_WEIGHT * weights.get(term, 0.0), match_expression([term])]
+            sql = _RANK.format(
+                parts=" UNION ALL ".join(parts), marks=", ".join(["%s"] * len(kb_ids))
+            )
+            cursor.execute(sql, [*params, *kb_ids, limit])
             return [Hit(chunk_id, score) for chunk_id, score in cursor.fetchall()]
+
+
+def _idf(cursor, terms: list[str]) -> dict[str, float]:  # noqa: ANN001  (a DB-API cursor)
+    """BM25's idf of each term over the passages' words (FTS5's, floored at a small weight)."""
+    cursor.execute("SELECT count(*) FROM knowledge_chunk")
+    (n,) = cursor.fetchone()
+    marks = ", ".join(["%s"] * len(terms))
+    cursor.execute(f"SELECT term, doc FROM knowledge_chunk_vocab WHERE term IN ({marks})", terms)
+    df = dict(cursor.fetchall())
+    return {
+        term: max(1e-6, math.log((n - df.get(term, 0) + 0.5) / (df.get(term, 0) + 0.5)))
+        for term in terms
+    }
