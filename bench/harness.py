@@ -64,21 +64,23 @@ def base_env(fake_base_url: str) -> dict[str, str]:
     return env
 
 
-def distributed_env(env: dict[str, str]) -> dict[str, str]:
+def distributed_env(
+    env: dict[str, str], database: str = "agent_platform_bench", redis_db: int = 14
+) -> dict[str, str]:
     """The environment of the distributed mode: its own Postgres database (created if missing)
-    and Redis db 14."""
+    and Redis db (a bench that may run beside the others names its own)."""
     pg = os.environ.get("PG_URL", "postgres://postgres@127.0.0.1:5432/agent_platform")
     subprocess.run(
-        ["createdb", "-h", "127.0.0.1", "-U", "postgres", "agent_platform_bench"],
+        ["createdb", "-h", "127.0.0.1", "-U", "postgres", database],
         capture_output=True,
     )
-    redis_url = "redis://127.0.0.1:6379/14"
+    redis_url = f"redis://127.0.0.1:6379/{redis_db}"
     import redis
 
     redis.Redis.from_url(redis_url).flushdb()  # no task or event left from an earlier bench
     return {
         **env,
-        "DATABASE_URL": pg.rsplit("/", 1)[0] + "/agent_platform_bench",
+        "DATABASE_URL": pg.rsplit("/", 1)[0] + "/" + database,
         "REDIS_URL": redis_url,
     }
 

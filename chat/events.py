@@ -6,12 +6,13 @@ import asyncio
 import logging
 import threading
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from channels.layers import get_channel_layer
-from django.db import transaction
 
 from config.db.per_process import PerProcess
+from config.db.pool import after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -87,21 +88,37 @@ def envelope(
 
 def emit(event: dict[str, Any]) -> None:
     """Send the event to its session's group once the current transaction commits."""
-    transaction.on_commit(lambda: _sender().submit(session_group(event["session_id"]), event))
+    after_commit(lambda: _sender().submit(session_group(event["session_id"]), event))
 
 
 def emit_to_user(user_id: int | str, event: dict[str, Any]) -> None:
     """Send the event to every open socket of the user once the current transaction commits."""
-    transaction.on_commit(lambda: _sender().submit(user_group(user_id), event))
+    after_commit(lambda: _sender().submit(user_group(user_id), event))
+
+
+def emit_to_users(events: Iterable[tuple[int | str, dict[str, Any]]]) -> None:
+    """Send each (user id, event) to every open socket of that user once the current
+    transaction commits, in order: one commit hook for them all (a batch of thousands)."""
+    pending = [(user_group(user_id), event) for user_id, event in events]
+
+    def send() -> None:
+        sender = _sender()
+        for group, event in pending:
+            sender.submit(group, event)
+
+    after_commit(send)
 
 
 def emit_to_group(group: str, event: dict[str, Any]) -> None:
     """Send the event to a channel-layer group (e.g. an inbox group) after commit."""
-    transaction.on_commit(lambda: _sender().submit(group, event))
+    after_commit(lambda: _sender().submit(group, event))
+
+
+SEND_GROUPS = 32  # groups the sender sends to at once (each group's events stay in order)
 
 
 class _Sender:
-    """One event loop per process that sends events in the order they were emitted.
+    """One event loop per process that sends each group's events in the order they were emitted.
 
     Calling async_to_sync per event would start a new loop each time, and channels_redis keeps
     its connection pool per loop, so every event would open a new Redis connection. Workers
@@ -141,16 +158,63 @@ class _Sender:
         self.loop.run_until_complete(self._drain())
 
     async def _drain(self) -> None:
+        """Send what is queued. What queued up while the last sends ran goes as one batch, its
+        deltas joined (`coalesced`: a sender behind sends fewer events, not later), each group's
+        events in order, up to SEND_GROUPS groups at once (a send is four Redis round trips,
+        each a wait for the interpreter in a process of busy threads: they overlap)."""
+        slots, queue = asyncio.Semaphore(SEND_GROUPS), self.queue
+        assert queue is not None  # made by _run before it starts this
         while True:
-            item = await self.queue.get()
-            if isinstance(item, threading.Event):
-                item.set()
-                continue
-            group, event = item
+            items = [await queue.get()]
+            while not queue.empty():
+                items.append(queue.get_nowait())
+            by_group: dict[str, list[dict[str, Any]]] = {}
+            events = [item for item in items if not isinstance(item, threading.Event)]
+            for group, event in coalesced(events):
+                by_group.setdefault(group, []).append(event)
+            await asyncio.gather(*(_send(group, sent, slots) for group, sent in by_group.items()))
+            for item in items:
+                if isinstance(item, threading.Event):
+                    item.set()
+
+
+async def _send(group: str, events: list[dict[str, Any]], slots: asyncio.Semaphore) -> None:
+    """Send one group's events in order, holding one of the sender's slots."""
+    async with slots:
+        for event in events:
             try:
                 await get_channel_layer().group_send(group, {"type": event["type"], "event": event})
             except Exception:
                 logger.warning("could not send %s to %s", event["type"], group, exc_info=True)
+
+
+def coalesced(events: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The (group, event) pairs in order, each `message.delta` that continues the previous
+    event of its group (a delta of the same message, its text right after) joined to it: one
+    delta with both texts, at the first one's offset, numbered as the last (seq may jump).
+    Under hundreds of streams one process's sender falls behind; this bounds its backlog of
+    deltas to one per message (docs/scaling.md)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    latest: dict[str, int] = {}  # group -> index in `out` of its latest event
+    for group, event in events:
+        index = latest.get(group)
+        if index is not None and _continues(out[index][1], event):
+            before = out[index][1]
+            text = before["data"]["text"] + event["data"]["text"]
+            out[index] = (group, {**event, "data": {**before["data"], "text": text}})
+            continue
+        latest[group] = len(out)
+        out.append((group, event))
+    return out
+
+
+def _continues(before: dict[str, Any], event: dict[str, Any]) -> bool:
+    """Whether `event` is a delta whose text follows `before`'s, a delta of the same message."""
+    if before["type"] != "message.delta" or event["type"] != "message.delta":
+        return False
+    if before["message_id"] != event["message_id"] or before["run_id"] != event["run_id"]:
+        return False
+    return before["data"]["offset"] + len(before["data"]["text"]) == event["data"]["offset"]
 
 
 _SENDER = PerProcess(_Sender)

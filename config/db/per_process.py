@@ -19,8 +19,9 @@ PROCESS_THREADS: dict[str, str] = {
     # name (or a pool's prefix): what it does, where; how many, in which mode
     "run-keeper": "delegation.runs.keeper: renews the leases of the runs this process works on and "
     "writes its streams' text so far (one; started by the first run or stream)",
-    "events": "chat.events: sends events to the channel layer in the order they were emitted, "
-    "on one event loop and so one Redis connection pool (one; started by the first event)",
+    "events": "chat.events: sends events to the channel layer, each group's in the order they "
+    "were emitted, on one event loop and so one Redis connection pool (one; started by the first "
+    "event)",
     "inprocess-task": "config.enqueue: runs task bodies after commit when no broker is set "
     "(embedded mode; a pool of INPROCESS_WORKERS)",
     "inprocess-knowledge": "config.enqueue: runs the tasks routed to the knowledge queue "

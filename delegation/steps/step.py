@@ -18,6 +18,7 @@ from django.db import transaction
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
 from agents.registry import Tool
+from config.db.pool import connection_lend
 from delegation.models import Run, RunStatus
 from delegation.runs.claim import NONE_ENDED, HandOver
 from delegation.runs.emitter import RunEmitter
@@ -142,6 +143,7 @@ def _call_model(delivery: Delivery, tools: dict[str, Tool]) -> ModelCall:
     hold = usage_hold(run=run, provider=provider.name, request=request)  # budget_exceeded
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(delivery.emitter, message_id_for(run, "text", run.steps), label)
+    connection_lend()  # the stream is all waiting: its connection serves other runs meanwhile
     calls, usage = _stream(provider, request, stream, delivery.lease)
     return ModelCall(stream, calls, usage, hold, run.steps, run.usage)
 

@@ -39,15 +39,25 @@ def flush_redis() -> Iterator[None]:
 
 
 class Workers:
-    """Starts real `celery worker` processes (prefork, 2 children, with `-B` beat if asked) on
-    the test database and Redis; kills them with SIGKILL or stops them at teardown."""
+    """Starts real `celery worker` processes (prefork, 2 children, unless asked for another pool
+    or size; with `-B` beat if asked) on the test database and Redis; kills them with SIGKILL
+    or stops them at teardown."""
 
     def __init__(self, node: pytest.Item | None = None) -> None:
         self.processes: list[subprocess.Popen] = []
         self.node = node
 
-    def start(self, name: str = "w1", *, beat: bool = False, **env: str) -> subprocess.Popen:
-        """A ready worker whose environment adds `env`."""
+    def start(
+        self,
+        name: str = "w1",
+        *,
+        beat: bool = False,
+        pool: str = "prefork",
+        concurrency: int = 2,
+        **env: str,
+    ) -> subprocess.Popen:
+        """A ready worker (`concurrency` processes, or threads of the `threads` pool) whose
+        environment adds `env`."""
         if self.node is not None:
             follow_log(self.node, f"celery-{name}.log")
         full_env = {
@@ -68,7 +78,8 @@ class Workers:
             "config",
             "worker",
             "--loglevel=INFO",
-            "--concurrency=2",
+            f"--pool={pool}",
+            f"--concurrency={concurrency}",
             "--without-mingle",
             "--without-gossip",
             f"--hostname={name}@%h",
