@@ -488,7 +488,8 @@ if not (
     )
 
 # --- Reminders, tasks and weather (docs/reminders.md) --------------------------------------------
-REMINDER_DISPATCH_SECONDS = env.float("REMINDER_DISPATCH_SECONDS", default=2.0)  # beat interval
+# How often beat triggers the dispatcher; a pass sends reminders as they fall due until the next.
+REMINDER_DISPATCH_SECONDS = env.float("REMINDER_DISPATCH_SECONDS", default=2.0)
 REMINDER_BATCH_SIZE = env.int("REMINDER_BATCH_SIZE", default=500)  # rows claimed per transaction
 REMINDER_DISPATCH_MAX_SECONDS = env.float("REMINDER_DISPATCH_MAX_SECONDS", default=20.0)  # per tick
 REMINDER_MAX_ATTEMPTS = env.int("REMINDER_MAX_ATTEMPTS", default=5)  # then status failed

@@ -7,14 +7,15 @@ from dataclasses import asdict
 from celery import shared_task
 from django.utils import timezone
 
-from reminders.dispatch import reminders_dispatch
+from reminders.dispatch import reminders_dispatch_window
 from reminders.services.schedules import scheduled_prompt_run
 
 
 @shared_task(name="reminders.dispatch", ignore_result=True)
 def dispatch_reminders() -> dict[str, int]:
-    """Beat-driven (every REMINDER_DISPATCH_SECONDS): send the reminders that are due."""
-    return asdict(reminders_dispatch())
+    """Beat-driven (every REMINDER_DISPATCH_SECONDS): send the reminders that are due, and
+    those falling due before the next trigger as they fall due."""
+    return asdict(reminders_dispatch_window())
 
 
 @shared_task(name="reminders.run_scheduled_prompt", ignore_result=True)

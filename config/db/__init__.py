@@ -16,7 +16,8 @@ from typing import Any
 
 import django
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models import Aggregate, BooleanField, Func, JSONField, QuerySet
+from django.db.models import Aggregate, BooleanField, Func, JSONField, Lookup, QuerySet
+from django.db.models.lookups import In
 
 SUPPORTED_DJANGO = (5, 2)  # the feature release whose internals this package was checked against
 
@@ -83,3 +84,24 @@ class SameAs(Func):
     def as_sqlite(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
         """SQLite says `IS`."""
         return super().as_sql(compiler, connection, arg_joiner=" IS ", **extra_context)
+
+
+class AnyOf(Lookup):
+    """`lhs IN (values)` for a long list, as a filter expression (`.filter(AnyOf(F("pk"),
+    ids))`): on Postgres the list is one array parameter (`= ANY(%s)`), where the ORM's `__in`
+    compiles, binds and has the server parse a placeholder per value (12 µs of the reminder
+    dispatcher's 48 µs of CPU a reminder); elsewhere the ORM's IN. The values go to the driver
+    as they are: ints, strings, UUIDs."""
+
+    lookup_name = "any_of"
+    prepare_rhs = False
+
+    def as_sql(self, compiler: Any, connection: Any) -> Any:
+        """The ORM's IN."""
+        return In(self.lhs, self.rhs).as_sql(compiler, connection)
+
+    def as_postgresql(self, compiler: Any, connection: Any) -> Any:
+        """One array, typed as the column."""
+        lhs, params = self.process_lhs(compiler, connection)
+        kind = self.lhs.output_field.db_type(connection)
+        return f"{lhs} = ANY(%s::{kind}[])", [*params, list(self.rhs)]

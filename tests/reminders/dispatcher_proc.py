@@ -1,5 +1,6 @@
 """A dispatcher process for the multi-process tests: waits until the start time in argv[1],
-dispatches with batch size argv[2] until a pass finds nothing due, prints its stats as JSON."""
+dispatches with batch size argv[2] until a pass finds nothing due (or, with argv[3] "beat",
+runs one beat pass), prints its stats as JSON."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ import django  # noqa: E402
 
 django.setup()
 
-from reminders.dispatch import DispatchStats, reminders_dispatch  # noqa: E402
+from reminders.dispatch import (  # noqa: E402
+    DispatchStats,
+    reminders_dispatch,
+    reminders_dispatch_window,
+)
 
 
 def main() -> None:
@@ -26,6 +31,9 @@ def main() -> None:
     print("ready", flush=True)
     while time.time() < start_at:
         time.sleep(0.001)
+    if sys.argv[3:] == ["beat"]:
+        print(json.dumps(asdict(reminders_dispatch_window())), flush=True)
+        return
     total = DispatchStats()
     while True:
         stats = reminders_dispatch(batch_size=batch, max_seconds=120)

@@ -1,5 +1,6 @@
 """The dispatcher on the default SQLite pass: due reminders go out once (chat history, sockets,
-email), failures retry with backoff then fail, overdue ones are marked late."""
+email), failures retry with backoff then fail, overdue ones are marked late; a beat pass sends
+reminders as they fall due until the next trigger."""
 
 from __future__ import annotations
 
@@ -7,17 +8,20 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import connection
 
 from chat.models import ChatMessage, ChatSession
+from chat.selectors import message_as_event_data
 from config.celery_app import app
-from reminders import dispatch
+from reminders import delivery, dispatch
 from reminders.delivery import reminder_message_id, reminder_session_id
-from reminders.dispatch import reminders_dispatch
+from reminders.dispatch import reminders_dispatch, reminders_dispatch_window
 from reminders.models import Channel, Reminder, ReminderStatus
 from reminders.services.reminders import reminders_send_now
 from reminders.tasks import dispatch_reminders
 from tests.chat.helpers import connect
 from tests.factories import make_user
+from tests.reminders.conftest import user_in
 
 NOW = datetime(2025, 6, 13, 12, 0, tzinfo=UTC)
 
@@ -216,3 +220,87 @@ def test_an_idle_pass_takes_no_lock(user, django_assert_num_queries):
     make_reminder(user, NOW + timedelta(hours=1))
     with django_assert_num_queries(1):  # one plain EXISTS, no transaction
         assert reminders_dispatch(now=NOW).batches == 0
+
+
+@pytest.mark.django_db
+def test_a_beat_pass_sends_each_reminder_as_it_falls_due_until_the_next_trigger(user, settings):
+    settings.REMINDER_DISPATCH_SECONDS = 30  # the next trigger is far: this pass covers it
+    soon = make_reminder(user, datetime.now(UTC) + timedelta(seconds=0.3))
+    after_the_window = make_reminder(user, datetime.now(UTC) + timedelta(minutes=5))
+    assert dispatch_reminders.apply().get()["sent"] == 1  # it waited for `soon`, not longer
+    soon.refresh_from_db()
+    assert soon.status == ReminderStatus.SENT and soon.sent_at >= soon.remind_at  # never early
+    assert Reminder.objects.get(pk=after_the_window.pk).status == ReminderStatus.PENDING
+
+
+@pytest.mark.django_db
+def test_a_beat_pass_with_nothing_due_before_the_next_trigger_is_one_read(
+    user, django_assert_num_queries
+):
+    make_reminder(user, datetime.now(UTC) + timedelta(hours=1))
+    with django_assert_num_queries(1):  # when the next one is due: no lock, no waiting
+        assert reminders_dispatch_window().batches == 0
+
+
+@pytest.mark.django_db
+def test_the_event_shows_the_message_as_history_stores_it(user, monkeypatch, settings):
+    settings.REMINDER_LATE_SECONDS = 60
+    emitted: list = []
+    monkeypatch.setattr(delivery, "emit_to_users", lambda events: emitted.extend(events))
+    on_time, late = make_reminder(user), make_reminder(user, NOW - timedelta(hours=2))
+    reminders_dispatch(now=NOW)
+    assert [user_id for user_id, _ in emitted] == [user.pk, user.pk]
+    events = {event["data"]["reminder_id"]: event for _, event in emitted}
+    assert list(events) == [late.pk, on_time.pk]  # oldest first
+    for reminder in (on_time, late):
+        stored = ChatMessage.objects.get(pk=reminder_message_id(reminder.pk))
+        shown = events[reminder.pk]["data"]["message"]
+        assert shown == message_as_event_data(stored) | {"updated_at": shown["updated_at"]}
+        if connection.vendor == "postgresql":  # SQLite's bulk_create dates it a moment later
+            assert shown["updated_at"] == stored.updated_at.isoformat()
+        assert (stored.model, stored.tool, stored.citations, stored.usage) == ("", None, [], None)
+        assert (stored.run, stored.origin, stored.superseded_by) == (None, "", None)
+    assert events[late.pk]["data"]["late"] and not events[on_time.pk]["data"]["late"]
+
+
+@pytest.mark.django_db
+def test_late_lines_name_the_minute_in_each_users_timezone(settings):
+    settings.REMINDER_LATE_SECONDS = 60
+    taipei, new_york = user_in("Asia/Taipei", "tina"), user_in("America/New_York", "nora")
+    due = NOW - timedelta(hours=2)  # 10:00 UTC
+    reminders = [
+        make_reminder(taipei, due),
+        make_reminder(taipei, due + timedelta(seconds=59), content="same minute"),
+        make_reminder(taipei, due + timedelta(minutes=1), content="next minute"),
+        make_reminder(new_york, due),
+    ]
+    assert reminders_dispatch(now=NOW).late == 4
+    lines = [
+        ChatMessage.objects.get(pk=reminder_message_id(r.pk)).content.split("\n")[1]
+        for r in reminders
+    ]
+    assert lines == [
+        "(Delivered late: it was due Friday 13 June 18:00.)",
+        "(Delivered late: it was due Friday 13 June 18:00.)",
+        "(Delivered late: it was due Friday 13 June 18:01.)",
+        "(Delivered late: it was due Friday 13 June 06:00.)",
+    ]
+
+
+@pytest.mark.django_db
+def test_the_reminders_session_moves_up_the_list_at_most_once_a_second(
+    user, django_capture_on_commit_callbacks
+):
+    session_id = reminder_session_id(user.pk)
+    ChatSession.objects.create(id=session_id, user=user, title="Reminders")
+    ChatSession.objects.filter(pk=session_id).update(updated_at=NOW - timedelta(hours=1))
+
+    def deliver_at(moment: datetime) -> datetime:
+        make_reminder(user, moment)
+        with django_capture_on_commit_callbacks(execute=True):
+            assert reminders_dispatch(now=moment).sent == 1
+        return ChatSession.objects.get(pk=session_id).updated_at
+
+    assert deliver_at(NOW) == NOW
+    assert deliver_at(NOW + timedelta(seconds=0.5)) == NOW  # moved up half a second ago
+    assert deliver_at(NOW + timedelta(seconds=1.5)) == NOW + timedelta(seconds=1.5)

@@ -1,6 +1,7 @@
 """Exactly-once dispatch on Postgres: claims skip each other's rows, racing dispatcher processes
-send each reminder once, a dispatcher killed mid-batch loses none, downtime catch-up sends each
-overdue reminder once (late), and cancelling races safely with sending."""
+send each reminder once (draining a backlog, or beat passes taking reminders as they fall due),
+a dispatcher killed mid-batch loses none, downtime catch-up sends each overdue reminder once
+(late), and cancelling races safely with sending."""
 
 from __future__ import annotations
 
@@ -78,9 +79,11 @@ def reminders(count: int, *, ago: tuple[float, float] = (1, 30), users: int = 50
     return list(Reminder.objects.order_by("pk").values_list("pk", flat=True))
 
 
-def start_dispatcher(mailbox: str, batch: int, start_at: float, **env: str) -> subprocess.Popen:
+def start_dispatcher(
+    mailbox: str, batch: int, start_at: float, *mode: str, **env: str
+) -> subprocess.Popen:
     process = subprocess.Popen(
-        [sys.executable, str(PROC), str(start_at), str(batch)],
+        [sys.executable, str(PROC), str(start_at), str(batch), *mode],
         cwd=ROOT,
         env={
             **{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL")},
@@ -129,7 +132,7 @@ def test_concurrent_claims_skip_each_others_rows():
     def claim(name: str, hold: bool) -> None:
         try:
             with transaction.atomic():
-                claimed[name] = [r.pk for r in reminder_claim_due(now=timezone.now(), limit=6)]
+                claimed[name] = [r.id for r in reminder_claim_due(now=timezone.now(), limit=6)]
                 if hold:
                     first_holds.set()
                     second_done.wait(10)
@@ -148,6 +151,37 @@ def test_concurrent_claims_skip_each_others_rows():
     assert sorted(claimed["first"] + claimed["second"]) == ids  # disjoint, nothing waited
 
 
+def test_a_reminder_another_dispatcher_held_while_a_pass_moved_on_goes_with_the_next_pass():
+    reminders(5, users=1)
+    oldest, *rest = Reminder.objects.order_by("due_at").values_list("pk", flat=True)
+    holding, done = threading.Event(), threading.Event()
+
+    def hold_then_die() -> None:  # a dispatcher that claims the oldest, then rolls back
+        try:
+            with transaction.atomic():
+                assert [r.id for r in reminder_claim_due(now=timezone.now(), limit=1)] == [oldest]
+                holding.set()
+                done.wait(10)
+                transaction.set_rollback(True)
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=hold_then_die)
+    other.start()
+    holding.wait(10)
+    try:
+        # Two a batch: the pass's claims move on from where the last ended, past the held one.
+        assert reminders_dispatch(batch_size=2).sent == 4
+    finally:
+        done.set()
+        other.join(10)
+    assert Reminder.objects.get(pk=oldest).status == ReminderStatus.PENDING
+    assert reminders_dispatch(batch_size=2).sent == 1  # the next pass starts from the oldest
+    assert set(rest) | {oldest} == set(
+        Reminder.objects.filter(status=ReminderStatus.SENT).values_list("pk", flat=True)
+    )
+
+
 def test_two_dispatchers_racing_over_10000_due_reminders_send_each_exactly_once(mailbox):
     ids = reminders(10_000)
     start_at = time.time() + 1.0
@@ -159,6 +193,22 @@ def test_two_dispatchers_racing_over_10000_due_reminders_send_each_exactly_once(
     mailed = mailbox_ids(mailbox)
     assert len(mailed) == 10_000 and Counter(mailed).most_common(1)[0][1] == 1
     assert_each_sent_once(ids, mailed, late=False)
+
+
+def test_two_beat_passes_racing_as_reminders_fall_due_send_each_once_and_never_early(mailbox):
+    start_at = time.time() + 8.0  # once both processes are up (each takes seconds to start)
+    # Falling due from half a second to three seconds after the passes start.
+    ids = reminders(2_000, ago=(time.time() - start_at - 3.0, time.time() - start_at - 0.5))
+    passes = [
+        start_dispatcher(mailbox, 200, start_at, "beat", REMINDER_DISPATCH_SECONDS="60")
+        for _ in range(2)
+    ]
+    stats = [finish(p) for p in passes]
+    assert sum(s["sent"] for s in stats) == 2_000
+    assert all(s["sent"] > 0 for s in stats), stats  # both took reminders as they fell due
+    assert_each_sent_once(ids, mailbox_ids(mailbox), late=False)
+    sent = Reminder.objects.values_list("remind_at", "sent_at")
+    assert all(sent_at >= remind_at for remind_at, sent_at in sent)  # none before its time
 
 
 def test_a_dispatcher_killed_mid_batch_loses_none(mailbox):
