@@ -42,7 +42,8 @@ class SQLiteBackend:
             return []
         with connection.cursor() as cursor:
             weights = _idf(cursor, terms)
-            parts, params = [_WORDS], [match_expression(terms)]
+            parts = [_WORDS]
+            params: list[str | float] = [match_expression(terms)]
             for term in terms:
                 parts.append(_TITLE)
                 params += [TITLE_WEIGHT * weights.get(term, 0.0), match_expression([term])]
