@@ -7,6 +7,8 @@ streamed model calls (every answer 20 chunks, zero-latency fake server). Four wa
 - sdk: the OpenAI Agents SDK, `as_tool` sub-agents, streamed, nothing persisted, in its own
   process (bench/peer_sdk.py, from the optional `bench` extra in .venv-bench: `make bench-peers`);
 - embedded: this platform on daphne, SQLite, in-process pool, in-memory layer;
+- make-run: the same behind the door a newcomer uses, `make run`'s server (`manage.py
+  runserver`, DEBUG on, the autoreloader watching);
 - distributed: daphne + a Celery worker, Postgres, Redis.
 
 Both platform modes are timed at a real websocket client (message.send → the entry agent's
@@ -45,11 +47,13 @@ from harness import (
     Servers,
     base_env,
     distributed_env,
+    free_port,
     manage,
     percentiles,
     queries_per_turn,
     root_completed,
     shell,
+    wait_for_port,
 )
 
 from tests.fake_openai import FakeOpenAI, delegate, text, tool_call
@@ -171,6 +175,30 @@ class Sdk:
 
     def close(self) -> None:
         self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+class DevServer:
+    """`make run`'s server (runserver with DEBUG and its autoreloader) for a `with` block."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env, self.port = {**env, "DJANGO_DEBUG": "true"}, free_port()
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> DevServer:
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # the reloader's child goes with it
+        )
+        wait_for_port(self.port)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.killpg(self.process.pid, 15)
         self.process.wait(timeout=10)
 
 
@@ -331,14 +359,16 @@ def main() -> None:
     queries: dict[str, dict[int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         embedded = {**env, "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3"}
-        servers = [(embedded, False, "embedded")]
+        make_run = {**env, "DATABASE_URL": f"sqlite:///{tmp}/make-run.sqlite3"}
+        servers = [(embedded, False, "embedded"), (make_run, None, "make-run")]
         if not options.skip_distributed:
             servers.append((distributed_env(env), True, "distributed"))
         running = []
         try:
             for mode_env, worker, name in servers:
                 key = prepared(mode_env)
-                running.append(Servers(mode_env, with_worker=worker).__enter__())
+                server = DevServer(mode_env) if worker is None else Servers(mode_env, worker)
+                running.append(server.__enter__())
                 ways.append(Platform(name, running[-1].port, key))
 
             async def run() -> tuple[dict, dict]:
