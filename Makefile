@@ -129,6 +129,7 @@ bench: install bench-peers  ## every benchmark; the figures in bench/README.md c
 	$(BIN)/python bench/run_ends.py
 	$(BIN)/python bench/startup.py
 	PG_URL=$(PG_URL) $(BIN)/python bench/idle_sockets.py
+	$(BIN)/python bench/concurrency.py
 	$(BIN)/python bench/knowledge.py $(KNOWLEDGE_BENCH_ARGS)
 
 clean:
