@@ -85,6 +85,24 @@ def distributed_env(
     }
 
 
+def database_ensure(pg_url: str) -> None:
+    """Create the Postgres database of `pg_url` when it does not exist."""
+    import environ
+    import psycopg
+
+    config = environ.Env.db_url_config(pg_url)
+    with psycopg.connect(
+        host=config["HOST"],
+        port=config["PORT"] or 5432,
+        user=config["USER"],
+        dbname="postgres",
+        autocommit=True,
+    ) as admin:
+        exists = "SELECT 1 FROM pg_database WHERE datname = %s"
+        if not admin.execute(exists, [config["NAME"]]).fetchone():
+            admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
+
+
 def manage(env: dict[str, str], *args: str) -> str:
     """Run a management command; its stdout."""
     return subprocess.run(

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Not bench/ itself: a bench module there (markdown.py) would shadow the package of that name.
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench")]
 sys.path.append(str(ROOT / "bench"))
+from harness import database_ensure  # noqa: E402
 from knowledge_labels import DOCUMENTS, QUESTIONS, markdown  # noqa: E402
 
 DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/agent_platform_kb_bench"
@@ -117,21 +118,7 @@ def setup(database: str, pg_url: str) -> None:
     for name in ("REDIS_URL", "CELERY_BROKER_URL", "EMBEDDINGS_MODEL"):
         os.environ.pop(name, None)
     if database == "postgres":
-        import environ
-        import psycopg
-
-        config = environ.Env.db_url_config(pg_url)
-        with psycopg.connect(
-            host=config["HOST"],
-            port=config["PORT"] or 5432,
-            user=config["USER"],
-            dbname="postgres",
-            autocommit=True,
-        ) as admin:
-            if not admin.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]
-            ).fetchone():
-                admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
+        database_ensure(pg_url)
         os.environ["DATABASE_URL"] = pg_url
     else:
         os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/kb-bench.sqlite3"

@@ -43,6 +43,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from harness import database_ensure  # noqa: E402  (bench/ is on the path: run as a script)
+
 DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/agent_platform_rem_bench"
 USERS = 1000
 LATENESS_SECONDS = 20.0
@@ -50,22 +52,8 @@ LATENESS_SECONDS = 20.0
 
 def setup(pg_url: str, redis_url: str, *, migrate: bool) -> None:
     """Point Django at the bench database (created if missing), with production settings."""
-    import environ
-    import psycopg
-
-    config = environ.Env.db_url_config(pg_url)
     if migrate:
-        with psycopg.connect(
-            host=config["HOST"],
-            port=config["PORT"] or 5432,
-            user=config["USER"],
-            dbname="postgres",
-            autocommit=True,
-        ) as admin:
-            if not admin.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]
-            ).fetchone():
-                admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
+        database_ensure(pg_url)
     os.environ.update(
         DATABASE_URL=pg_url, DJANGO_SETTINGS_MODULE="config.settings", DJANGO_LOG_LEVEL="WARNING"
     )
