@@ -219,26 +219,3 @@ def test_a_stream_that_stalls_before_its_first_checkpoint_is_saved_all_the_same(
         time.sleep(0.05)
     assert saved(stream) == ("Partial ", MessageStatus.STREAMING)
     assert Run.objects.get(pk=stream.emitter.run.pk).last_seq == stream.emitter.seq
-
-
-def test_the_first_words_go_out_at_once_and_what_follows_is_coalesced(user, settings, monkeypatch):
-    """Time to the first token: the first delta is not held for a coalescing window."""
-    settings.EVENT_COALESCE_MS = 60_000
-    stream = new_stream(user)
-    sent: list[tuple[str, dict]] = []
-    emit = stream.emitter.emit
-
-    def recording(kind, message_id, **payload):
-        sent.append((kind, payload))
-        return emit(kind, message_id, **payload)
-
-    monkeypatch.setattr(stream.emitter, "emit", recording)
-    stream.add("Hel")
-    stream.add("lo")
-    stream.add(", world")
-    deltas = [payload["text"] for kind, payload in sent if kind == "message.delta"]
-    assert [kind for kind, _ in sent][0] == "message.started"
-    assert deltas == ["Hel"]
-    stream.complete(usage={})
-    deltas = [payload["text"] for kind, payload in sent if kind == "message.delta"]
-    assert deltas == ["Hel", "lo, world"]
