@@ -37,7 +37,8 @@ class RunEmitter:
     """Numbers and tags every event a run sends; `seq` continues across task deliveries.
 
     Once the run has ended elsewhere, a worker's late events are dropped: nothing of a run is
-    emitted after its `run.completed`, except by the one who ends it (`closing`).
+    emitted after its `run.completed`, except by the one who ends it (`closing`) and the final
+    state of a message its worker saved after the end (`emit_kept`).
     """
 
     def __init__(self, run: Run, *, foreign: bool = False, since: float | None = None) -> None:
@@ -55,6 +56,16 @@ class RunEmitter:
         """Emit one event of this run (after commit); False if the run already ended."""
         if not self.closing and self.end.ended():
             return False
+        self._send(type, message_id, data)
+        return True
+
+    def emit_kept(self, message_id: uuid.UUID, **data: Any) -> None:
+        """Send a message's final state after the run ended: its worker saved words the end
+        could not see (they had not reached the database yet), and a page that resynced at the
+        end must get them as a reload would. The one event sent past a run's end by another."""
+        self._send("message.completed", message_id, data)
+
+    def _send(self, type: str, message_id: uuid.UUID | None, data: dict[str, Any]) -> None:
         self.seq += 1
         emit(
             envelope(
@@ -67,4 +78,3 @@ class RunEmitter:
                 data=data,
             )
         )
-        return True

@@ -87,7 +87,8 @@ class MessageStream:
     def keep_text(self) -> None:
         """After the run ended elsewhere (stopped, timed out, taken over): keep the words
         already shown (sent as deltas, not those still waiting in the coalescing window) in
-        the saved message, without changing its status or emitting."""
+        the saved message, its status as the end left it; a change is announced
+        (`message.completed`), so a page that resynced at the end holds what a reload shows."""
         if not self._started:
             return
         checkpoints().withdraw_settled(self._checkpoint)
@@ -97,9 +98,10 @@ class MessageStream:
         if saved is None or saved[1] == MessageStatus.STREAMING:
             self._close_orphan(rows, shown, saved=saved is not None)
             return
-        content = saved[0]
-        if len(content) < len(shown) and shown.startswith(content):
-            rows.exclude(status=MessageStatus.STREAMING).update(content=shown)
+        content, status = saved
+        further = len(content) < len(shown) and shown.startswith(content)
+        if further and rows.exclude(status=MessageStatus.STREAMING).update(content=shown):
+            self._announce_kept(shown, status)
 
     def _close_orphan(self, rows: Any, shown: str, *, saved: bool) -> None:
         """The run's end did not close the message: it was not saved yet (its first checkpoint
@@ -111,15 +113,23 @@ class MessageStream:
         ended = status.first()
         if ended not in FINAL_STATUSES:
             return
+        closed = orphan_status(ended)
         if not saved:
             if shown:
-                self._save(orphan_status(ended), text=shown)
+                self._save(closed, text=shown)
+                self._announce_kept(shown, closed)
             return
         if not shown:
             rows.filter(status=MessageStatus.STREAMING).delete()
             return
-        rows.filter(status=MessageStatus.STREAMING).update(
-            content=shown, status=orphan_status(ended)
+        if rows.filter(status=MessageStatus.STREAMING).update(content=shown, status=closed):
+            self._announce_kept(shown, closed)
+
+    def _announce_kept(self, text: str, status: str) -> None:
+        """The message's state as saved after its run's end, for pages that resynced at it."""
+        self.emitter.streaming.discard(self.message_id)
+        self.emitter.emit_kept(
+            self.message_id, text=text, status=status, usage={}, model=self.model_label
         )
 
     def _save_so_far(self, now: float) -> None:
@@ -153,7 +163,8 @@ class MessageStream:
         self._checkpoint.due = now + PERSIST_INTERVAL
         self._checkpoint.new = self._fields()
         self.emitter.streaming.add(self.message_id)
-        self._saved_at = self._flushed_at = now
+        # The first delta goes out at once (time to first token); only what follows coalesces.
+        self._saved_at, self._flushed_at = now, float("-inf")
         self.emitter.emit("message.started", self.message_id, model=self.model_label)
 
     def _flush(self, now: float) -> None:

@@ -18,6 +18,7 @@ from delegation.runs.checkpoints import checkpoints
 from delegation.runs.claim import run_claim
 from delegation.runs.create import run_create
 from delegation.runs.emitter import RunEmitter
+from delegation.runs.ended import run_mark_ended
 from delegation.runs.writes import RunStopped, run_heartbeat
 from delegation.steps import streaming
 from delegation.steps.streaming import MessageStream
@@ -219,3 +220,70 @@ def test_a_stream_that_stalls_before_its_first_checkpoint_is_saved_all_the_same(
         time.sleep(0.05)
     assert saved(stream) == ("Partial ", MessageStatus.STREAMING)
     assert Run.objects.get(pk=stream.emitter.run.pk).last_seq == stream.emitter.seq
+
+
+def sent_by(stream: MessageStream, monkeypatch) -> list[dict]:
+    """The events the stream's emitter hands to the channel layer from now on."""
+    sent: list[dict] = []
+    monkeypatch.setattr("delegation.runs.emitter.emit", sent.append)
+    return sent
+
+
+def test_the_first_words_go_out_at_once_and_what_follows_is_coalesced(user, settings, monkeypatch):
+    """Time to the first token: the first delta is not held for a coalescing window."""
+    settings.EVENT_COALESCE_MS = 60_000
+    stream = new_stream(user)
+    sent = sent_by(stream, monkeypatch)
+    stream.add("Hel")
+    stream.add("lo")
+    stream.add(", world")
+    assert [e["type"] for e in sent] == ["message.started", "message.delta"]
+    assert sent[1]["data"]["text"] == "Hel"
+    stream.complete(usage={})
+    deltas = [e["data"]["text"] for e in sent if e["type"] == "message.delta"]
+    assert deltas == ["Hel", "lo, world"]
+
+
+def test_words_kept_after_the_end_are_announced_once_as_a_reload_would_show_them(
+    unsaved, monkeypatch
+):
+    """A page resyncs when its turn is stopped; words shown before the stop but saved after it
+    (no checkpoint had come) reach it as the message's final state, past the run's end."""
+    sent = sent_by(unsaved, monkeypatch)
+    unsaved.add("Hello")
+    Run.objects.filter(pk=unsaved.emitter.run.pk).update(status=RunStatus.CANCELLED)
+    run_mark_ended(unsaved.emitter.run.pk)
+    unsaved.add(" and more")  # after the end: never sent, never kept
+    unsaved.keep_text()
+    assert saved(unsaved) == ("Hello", MessageStatus.CANCELLED)
+    kept = [e for e in sent if e["type"] == "message.completed"]
+    assert [(e["message_id"], e["data"]["text"], e["data"]["status"]) for e in kept] == [
+        (str(unsaved.message_id), "Hello", MessageStatus.CANCELLED)
+    ]
+    assert kept[0]["seq"] > max(e["seq"] for e in sent if e["type"] != "message.completed")
+    unsaved.keep_text()  # again (a later step's end): nothing changed, nothing sent
+    assert len([e for e in sent if e["type"] == "message.completed"]) == 1
+
+
+def test_a_message_closed_by_the_end_with_fewer_words_is_extended_and_announced(
+    unsaved, monkeypatch
+):
+    sent = sent_by(unsaved, monkeypatch)
+    unsaved.add("Hello")
+    unsaved.persist()  # saved as "Hello"; the end closes it so
+    ChatMessage.objects.filter(pk=unsaved.message_id).update(
+        content="Hel", status=MessageStatus.CANCELLED
+    )
+    Run.objects.filter(pk=unsaved.emitter.run.pk).update(status=RunStatus.CANCELLED)
+    unsaved.keep_text()
+    assert saved(unsaved) == ("Hello", MessageStatus.CANCELLED)
+    kept = [e["data"]["text"] for e in sent if e["type"] == "message.completed"]
+    assert kept == ["Hello"]
+
+
+def test_a_run_taken_over_announces_nothing(unsaved, monkeypatch):
+    sent = sent_by(unsaved, monkeypatch)
+    unsaved.add("Hello")
+    Run.objects.filter(pk=unsaved.emitter.run.pk).update(lease_token=uuid.uuid4())
+    unsaved.keep_text()
+    assert [e["type"] for e in sent] == ["message.started", "message.delta"]
