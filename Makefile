@@ -54,13 +54,13 @@ test: test-embedded test-distributed  ## set up and run every test: SQLite pass,
 # Two workers (pytest-xdist): each has its own SQLite file, Postgres test database and Redis db.
 TEST_WORKERS ?= 2
 
-# Browser tests run one at a time after the rest: a real chromium per module is timing-sensitive
-# on two shared cores.
+# Browser tests run after the rest, two modules at a time (`--dist loadfile`: a module shares
+# one chromium): a browser test mostly waits on the page, so one at a time left a core idle.
 BROWSER_TESTS := tests/*/*browser*.py
 
 test-embedded: install
 	$(BIN)/pytest -m "not distributed" -n $(TEST_WORKERS) --ignore-glob='*browser*.py'
-	$(BIN)/pytest -m "not distributed" $(BROWSER_TESTS)
+	$(BIN)/pytest -m "not distributed" -n $(TEST_WORKERS) --dist loadfile $(BROWSER_TESTS)
 
 test-distributed: install
 	PG_URL=$(PG_URL) TEST_WORKERS=$(TEST_WORKERS) bin/test-distributed
