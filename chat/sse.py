@@ -53,7 +53,7 @@ def _sse(event: dict[str, Any], counter: int) -> str:
     return f"id: {counter}\nevent: {event['type']}\ndata: {data}\n\n"
 
 
-class _Subscription:
+class Subscription:
     """A fresh channel in a session's group; joined before the snapshot is read, so no event
     emitted meanwhile is lost (it waits in the channel). Its probe (chat/relay.py) tells when
     the layer forgot the group."""
@@ -89,7 +89,7 @@ class GroupsLost(Exception):
 STREAM_BROKEN: tuple[type[BaseException], ...] = (*LAYER_ERRORS, GroupsLost)
 
 
-async def _live(subscription: _Subscription) -> AsyncGenerator[dict[str, Any] | None, None]:
+async def live(subscription: Subscription) -> AsyncGenerator[dict[str, Any] | None, None]:
     """The subscription's messages as they come, and None after each SSE_KEEPALIVE_SECONDS
     without one; raises LAYER_ERRORS or GroupsLost. One receive stays pending across the
     quiet spells: cancelling a channels_redis receive drops what its channel had buffered and
@@ -127,7 +127,7 @@ async def _live(subscription: _Subscription) -> AsyncGenerator[dict[str, Any] | 
 
 
 async def _stream(
-    subscription: _Subscription,
+    subscription: Subscription,
     snapshot: dict[str, Any],
     keep: Callable[[dict[str, Any]], bool],
     last: Callable[[dict[str, Any]], bool],
@@ -141,7 +141,7 @@ async def _stream(
         yield "retry: 2000\n\n" + _sse(snapshot, counter)
         if last(snapshot):
             return
-        async with aclosing(_live(subscription)) as messages:
+        async with aclosing(live(subscription)) as messages:
             async for message in messages:
                 if message is None:
                     yield ": keepalive\n\n"
@@ -192,8 +192,8 @@ async def session_events(request: HttpRequest, session_id: uuid.UUID) -> HttpRes
         return _error(401, "authentication_failed", str(exc.detail))
     except AppError as exc:
         return JsonResponse({"error": exc.as_dict()}, status=exc.status)
-    subscription = _Subscription(session_group(session.id))
-    snapshot = await _join_then_load(subscription, lambda: session_snapshot_turns(session=session))
+    subscription = Subscription(session_group(session.id))
+    snapshot = await join_then_load(subscription, lambda: session_snapshot_turns(session=session))
     if snapshot is None:
         return _unavailable()
     event = envelope("session.snapshot", session_id=session.id, data=snapshot)
@@ -220,8 +220,8 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
         finished = type(run).objects.get(pk=run.pk).is_final
         return snapshot, {str(i) for i in ids}, finished
 
-    subscription = _Subscription(session_group(run.session_id))
-    loaded = await _join_then_load(subscription, load)
+    subscription = Subscription(session_group(run.session_id))
+    loaded = await join_then_load(subscription, load)
     if loaded is None:
         return _unavailable()
     snapshot, tree, finished = loaded
@@ -242,7 +242,7 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     return _streaming(_stream(subscription, event, keep, last, translation.get_language()))
 
 
-async def _join_then_load(subscription: _Subscription, load: Callable[[], T]) -> T | None:
+async def join_then_load(subscription: Subscription, load: Callable[[], T]) -> T | None:
     """Join the group, then read the snapshot with `load`: an event emitted in between waits
     in the channel instead of being lost. None (logged) when the channel layer is down."""
     try:

@@ -13,6 +13,7 @@ admin.site.index_title = _("Administration")
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("config.api_urls")),
+    path("api/openai/v1/", include("chat.interop.urls")),  # OpenAI-compatible (docs/interop.md)
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view loads its init script from a URL: no inline script, so the CSP holds.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
