@@ -14,6 +14,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 import chat.routing  # noqa: E402
 from agents.knowledge.sweeper import documents_recover_orphans  # noqa: E402
+from chat.interop.mcp_endpoint import mcp_mounted  # noqa: E402
 from config.collector import collector_freeze_startup  # noqa: E402
 from config.periodic import start_in_process_beat  # noqa: E402
 from delegation.sweeper import runs_recover_orphans, runs_sweep  # noqa: E402
@@ -32,7 +33,7 @@ start_in_process_beat(
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": mcp_mounted(django_asgi_app),  # /mcp/: the MCP endpoint (chat/interop)
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))
         ),

@@ -1,1 +1,1 @@
-"""Doors for other platforms' clients: the OpenAI-compatible API (and, next, A2A and MCP)."""
+"""Doors for other platforms' clients: the OpenAI-compatible API, the MCP endpoint, A2A."""
