@@ -428,6 +428,20 @@ def start_asgi_server(django_db_setup, request: pytest.FixtureRequest) -> Iterat
         other_sessions_closed()  # DROP DATABASE must not race a dead backend
 
 
+@pytest.fixture(scope="module")
+def module_asgi_server(django_db_setup, django_db_blocker) -> Iterator[AsgiServer]:
+    """One daphne process for a module's tests (starting one costs 2-3 s): for tests that need
+    no server settings of their own and keep their data in their own rows (each transactional
+    test's rows are flushed after it, while the server stays)."""
+    server = AsgiServer({}).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        with django_db_blocker.unblock():
+            other_sessions_closed()  # DROP DATABASE must not race a dead backend
+
+
 def phone(page: Any) -> None:
     """Resize the page to a 390 px wide phone screen."""
     page.set_viewport_size({"width": 390, "height": 844})

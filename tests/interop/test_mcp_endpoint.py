@@ -21,7 +21,7 @@ from agents.models import Agent
 from chat.interop.mcp_tools import Answer
 from chat.models import ChatMessage, ChatSession
 from chat.tokens import token_create
-from tests.e2e.conftest import start_asgi_server  # noqa: F401  (real daphne servers)
+from tests.e2e.conftest import module_asgi_server, start_asgi_server  # noqa: F401  (servers)
 from tests.factories import make_agent, make_user
 from tests.fake_openai import FakeOpenAI, error
 
@@ -31,9 +31,9 @@ DELEGATING = "budget check: 1200*0.05?"  # the offline model: assistant → fina
 
 
 @pytest.fixture
-def url(start_asgi_server) -> str:  # noqa: F811
-    """A daphne server on the test database; its base URL."""
-    return start_asgi_server().url
+def url(module_asgi_server) -> str:  # noqa: F811
+    """The module's daphne server on the test database; its base URL."""
+    return module_asgi_server.url
 
 
 @pytest.fixture
