@@ -201,7 +201,16 @@ class AgentAdmin(admin.ModelAdmin):
         ),
         (
             _("Availability"),
-            {"fields": ["enabled", "delegatable", "is_entry", "access_group", "access_permission"]},
+            {
+                "fields": [
+                    "enabled",
+                    "delegatable",
+                    "is_entry",
+                    "a2a_enabled",
+                    "access_group",
+                    "access_permission",
+                ]
+            },
         ),
         (_("History"), {"fields": ["version", "revisions_link", "eval_suites"]}),
     ]

@@ -33,6 +33,7 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         ),
         "tool_keys": ["current_time", "calculate", "search_my_chats", "ask_human"],
         "is_entry": True,
+        "a2a_enabled": True,
         "subagents": ["finance", "hr", "legal", "clock", "archivist", *PLANNER_TEAM],
     },
     {

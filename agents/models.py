@@ -314,6 +314,14 @@ class Agent(NamedInLanguages, models.Model):
     is_entry = models.BooleanField(
         _("entry agent"), default=False, help_text=_("The agent users talk to by default.")
     )
+    a2a_enabled = models.BooleanField(
+        _("open to other agents (A2A)"),
+        default=False,
+        help_text=_(
+            "As the entry agent: other platforms' agents may talk to it over the Agent2Agent "
+            "protocol at /a2a/<name>/, with a user's API token (its card is public)."
+        ),
+    )
     access_group = models.ForeignKey(
         Group,
         null=True,
@@ -380,6 +388,7 @@ AGENT_EDITABLE_FIELDS = [
     "enabled",
     "delegatable",
     "is_entry",
+    "a2a_enabled",
     "access_group",
     "access_permission",
 ]

@@ -167,7 +167,8 @@ def test_the_migration_adds_empty_names_to_existing_rows():
         old.objects.create(name="finance", display_name="Finance expert")
         executor.loader.build_graph()
         executor.migrate(after)
-        agent = Agent.objects.get(name="finance")
+        # Only the columns that exist at that migration: later ones add more to the model.
+        agent = Agent.objects.only("name", "display_name", "display_names").get(name="finance")
         assert agent.display_names == {} and agent.name_in("zh-hant") == "Finance expert"
     finally:
         executor.loader.build_graph()
