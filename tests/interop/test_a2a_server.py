@@ -30,8 +30,9 @@ from agents.models import Agent
 from chat.models import ChatMessage, ChatSession
 from chat.tokens import token_create
 from delegation.models import Run
-from tests.e2e.conftest import start_asgi_server  # noqa: F401  (real daphne servers)
+from tests.e2e.conftest import module_asgi_server, start_asgi_server  # noqa: F401  (servers)
 from tests.factories import make_user
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,9 +48,9 @@ def tokens(db) -> dict[str, str]:
 
 
 @pytest.fixture
-def url(start_asgi_server, tokens) -> str:  # noqa: F811
-    """A daphne server on the test database; the entry agent's A2A base URL."""
-    return start_asgi_server().url + "/a2a/assistant"
+def url(module_asgi_server, tokens) -> str:  # noqa: F811
+    """The A2A endpoint of the demo's entry agent on the module's daphne server."""
+    return module_asgi_server.url + "/a2a/assistant"
 
 
 def as_user(
@@ -254,7 +255,8 @@ def test_a_wait_for_a_person_is_input_required_then_tasks_get_follows_the_run(ur
     task = send(url, tokens["alice"], "ask a human: may I expense a taxi?")
     assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
     assert task.status.message.parts[0].text  # whom it waits for
-    assert Run.objects.get(pk=task.id).status == "waiting_human"
+    # The run parks in the step after the one that asked (the event may come first).
+    wait_until(lambda: Run.objects.get(pk=task.id).status == "waiting_human", what="parked")
     assert get(url, tokens["alice"], task.id).status.state == TaskState.TASK_STATE_INPUT_REQUIRED
     cancelled = cancel(url, tokens["alice"], task.id)
     assert cancelled.status.state == CANCELED
