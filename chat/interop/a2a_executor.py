@@ -25,8 +25,8 @@ EXPERT_EVENTS = ("delegation.started", "delegation.completed")
 
 @dataclass
 class Relay:
-    """One task's translation: the answer so far, the last chunk held back (so the final one
-    can say so), and the experts' names by run id."""
+    """One task's translation: the answer so far, the last chunk held back (sent when the next
+    comes; the end sends the whole answer instead), and the experts' names by run id."""
 
     updater: TaskUpdater
     answer: Answer = field(default_factory=Answer)
@@ -46,14 +46,14 @@ class Relay:
             return False
         piece = self.answer.take(event)
         if kind == "run.waiting":
-            await self.flush(last=False)
+            await self.flush()
             await self.updater.requires_input(self.message(piece.strip(), None, data))
             return True
         if kind == "run.completed" and agent.get("depth") == 0:
             await self.finish(piece)
             return True
         if piece:
-            await self.flush(last=False)
+            await self.flush()
             self.held = piece
         return False
 
@@ -76,22 +76,30 @@ class Relay:
             metadata["item_id"] = str(extra.get("item_id") or "")
         return self.updater.new_agent_message([Part(text=text)], metadata=metadata or None)
 
-    async def flush(self, *, last: bool) -> None:
+    async def flush(self) -> None:
         """Send the chunk held back (the answer's first chunk starts the artifact)."""
-        if not self.held and not (last and self.chunks):
+        if not self.held:
             return
         await self.updater.add_artifact(
             [Part(text=self.held)],
             artifact_id=ANSWER_ARTIFACT,
             name="answer",
             append=self.chunks > 0,
-            last_chunk=last,
+            last_chunk=False,
         )
         self.held, self.chunks = "", self.chunks + 1
 
     async def finish(self, error_text: str) -> None:
-        """The entry agent's run ended: the last chunk, then the task's final state."""
-        await self.flush(last=True)
+        """The entry agent's run ended: the whole answer in one part, replacing the chunks (a
+        task read later holds one text, not one part per chunk), then the task's final state."""
+        if self.answer.text:
+            await self.updater.add_artifact(
+                [Part(text=self.answer.text)],
+                artifact_id=ANSWER_ARTIFACT,
+                name="answer",
+                append=False,
+                last_chunk=True,
+            )
         status = self.answer.status
         if status == "succeeded":
             await self.updater.complete()

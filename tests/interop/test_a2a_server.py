@@ -144,6 +144,7 @@ def test_message_send_waits_for_the_answer_of_the_turn(url, tokens):
     task = send(url, tokens["alice"], DELEGATING)
     assert task.status.state == COMPLETED
     assert "60" in answer_of(task)
+    assert [len(a.parts) for a in task.artifacts] == [1]  # the whole answer, not its chunks
     root = Run.objects.get(parent__isnull=True)
     assert task.id == str(root.id) and task.context_id == str(root.session_id)
     assert root.session.user.username == "alice" and root.status == "succeeded"
@@ -167,8 +168,13 @@ def test_message_stream_shows_the_experts_then_the_answer_in_chunks(url, tokens)
     assert any(
         "Finance" in s.status.message.parts[0].text for s in statuses if s.status.message.parts
     )
-    assert chunks and chunks[-1].last_chunk and not chunks[0].append
-    assert "60" in "".join(part.text for chunk in chunks for part in chunk.artifact.parts)
+    assert len(chunks) > 2 and not chunks[0].append and all(c.append for c in chunks[1:-1])
+    streamed = "".join(part.text for chunk in chunks[:-1] for part in chunk.artifact.parts)
+    # The end replaces the chunks with the whole answer in one part (`append` false).
+    last = chunks[-1]
+    assert last.last_chunk and not last.append and len(last.artifact.parts) == 1
+    whole = last.artifact.parts[0].text
+    assert "60" in whole and whole.startswith(streamed)
     assert statuses[-1].status.state == COMPLETED
     assert all(s.status.state == TaskState.TASK_STATE_WORKING for s in statuses[:-1])
 
