@@ -94,6 +94,7 @@ class Provider(models.TextChoices):
     DEFAULT = "default", _("Default (OpenAI-compatible if configured, else offline)")
     OPENAI = "openai", _("OpenAI-compatible API")
     OFFLINE = "offline", _("Built-in offline model")
+    A2A = "a2a", _("Remote agent (A2A): the base URL serves its agent card")
 
 
 def _fallback_chain_help() -> str:

@@ -131,6 +131,7 @@ def agent_check(
             provider=agent.provider,
             model=agent.model,
             access_permission=agent.access_permission,
+            base_url=agent.base_url,
             is_entry=agent.is_entry,
             enabled=agent.enabled,
             stored_tool_keys=list(stored or []),

@@ -19,6 +19,7 @@ def agent_validate(
     provider: str,
     model: str,
     access_permission: str,
+    base_url: str = "",
     is_entry: bool,
     enabled: bool,
     stored_tool_keys: list[str] | None = None,
@@ -46,6 +47,10 @@ def agent_validate(
         errors.setdefault("allowed_subagents", []).append("An agent cannot delegate to itself.")
     if provider == "openai" and not (model or settings.OPENAI_MODEL):
         errors.setdefault("model", []).append("Name a model (or set OPENAI_MODEL).")
+    if provider == "a2a" and not base_url:
+        errors.setdefault("base_url", []).append(
+            "A remote agent (A2A) needs the base URL its agent card is served under."
+        )
     if access_permission and not _permission_exists(access_permission):
         errors.setdefault("access_permission", []).append(
             f"No permission {access_permission!r}; "

@@ -300,6 +300,9 @@ OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_MODEL = env("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per model call, whole stream
+# A remote A2A agent (provider "a2a"): seconds its server may stay silent (the delegation's own
+# deadline bounds the whole answer).
+A2A_TIMEOUT_SECONDS = env.float("A2A_TIMEOUT_SECONDS", default=120.0)
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=2)  # on 429/5xx/connection errors
 # The provider agents use when theirs is "default": openai once a key or server is configured.
 DEFAULT_MODEL_PROVIDER = env(

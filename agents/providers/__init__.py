@@ -19,4 +19,8 @@ def provider_for(name: str) -> ModelProvider:
         from agents.providers.offline import OfflineProvider
 
         return OfflineProvider()
+    if name == "a2a":
+        from agents.providers.a2a_provider import A2AProvider
+
+        return A2AProvider()
     raise ProviderError("model_misconfigured", f"Unknown model provider {name!r}.")
