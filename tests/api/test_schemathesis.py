@@ -106,6 +106,7 @@ AGENT_NAMES = {
     "access_permission",
     "human_group",
     "is_entry",
+    "base_url",  # a remote agent (provider a2a) needs the URL of its card
 }
 RULE_FIELDS = {
     ("POST", "/api/v1/agents/"): AGENT_NAMES | {"name"},
