@@ -41,13 +41,13 @@ check-port:  ## fail fast, naming PORT, when HOST:PORT is taken
 	@$(PYTHON) bin/check-port $(HOST) $(PORT)
 
 run: check-port migrate  ## set up and start the app on the embedded default (SQLite, in-process, offline model)
-	$(BIN)/python manage.py seed_demo --users
+	DEMO_SITE_URL=http://$(HOST):$(PORT) $(BIN)/python manage.py seed_demo --users
 	@echo ""
 	@echo "  Chat:  http://$(HOST):$(PORT)/      sign in as demo / demo"
 	@echo "  Admin: http://$(HOST):$(PORT)/admin/ sign in as admin / admin"
 	@echo "  Model: $${OPENAI_API_KEY:+OpenAI-compatible API}$${OPENAI_API_KEY:-built-in offline model (set OPENAI_API_KEY for a real one)}"
 	@echo ""
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	DEMO_SITE_URL=http://$(HOST):$(PORT) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: test-embedded test-distributed  ## set up and run every test: SQLite pass, then Postgres + Redis pass
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from agents.models import Agent
 from agents.services import agent_revision_record
 
 PLANNER_TEAM = ["tasks", "calendar", "weather", "reminders"]
+TRANSLATOR_PATH = "/demo/a2a/translator/"  # where the demo serves its remote (A2A) agent
 
 DEMO_AGENTS: list[dict[str, Any]] = [
     {
@@ -34,7 +36,7 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "tool_keys": ["current_time", "calculate", "search_my_chats", "ask_human"],
         "is_entry": True,
         "a2a_enabled": True,
-        "subagents": ["finance", "hr", "legal", "clock", "archivist", *PLANNER_TEAM],
+        "subagents": ["finance", "hr", "legal", "clock", "archivist", "translator", *PLANNER_TEAM],
     },
     {
         "name": "finance",
@@ -130,6 +132,23 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "tool_keys": ["current_time"],
     },
     {
+        # Another platform's agent, reached over A2A: the demo serves it in the same process
+        # (chat/interop/demo_translator.py at TRANSLATOR_PATH of DEMO_SITE_URL).
+        "name": "translator",
+        "display_name": "Translator",
+        "description": "Another platform's agent (A2A): converts Chinese between 繁體 and 简体.",
+        "display_names": {"en": "Translator", "zh-hant": "翻譯員", "zh-hans": "翻译员"},
+        "descriptions": {
+            "en": "Another platform's agent (A2A): converts Chinese between 繁體 and 简体.",
+            "zh-hant": "其他平台的助理（A2A）：在繁體與簡體中文之間轉換。",
+            "zh-hans": "其他平台的助理（A2A）：在繁体与简体中文之间转换。",
+        },
+        "tags": ["translate", "翻譯", "翻译", "繁體", "简体"],
+        "provider": "a2a",
+        "system_prompt": "A remote agent: its own platform holds its prompt.",
+        "tool_keys": [],
+    },
+    {
         "name": "archivist",
         "display_name": "Chat archivist",
         "description": "Finds what the user said or was told in earlier chats.",
@@ -220,6 +239,8 @@ def seed_demo_agents() -> list[str]:
     created = []
     for spec in DEMO_AGENTS:
         fields = {k: v for k, v in spec.items() if k not in ("name", "subagents", "is_entry")}
+        if spec.get("provider") == "a2a":  # the demo's remote agent, where this server is
+            fields["base_url"] = settings.DEMO_SITE_URL.rstrip("/") + TRANSLATOR_PATH
         agent, was_created = Agent.objects.get_or_create(name=spec["name"], defaults=fields)
         if was_created:
             created.append(agent.name)

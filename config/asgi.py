@@ -15,6 +15,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 import chat.routing  # noqa: E402
 from agents.knowledge.sweeper import documents_recover_orphans  # noqa: E402
 from chat.interop.a2a_app import a2a_mounted  # noqa: E402
+from chat.interop.demo_translator import translator_mounted  # noqa: E402
 from chat.interop.mcp_endpoint import mcp_mounted  # noqa: E402
 from config.collector import collector_freeze_startup  # noqa: E402
 from config.periodic import start_in_process_beat  # noqa: E402
@@ -34,8 +35,8 @@ start_in_process_beat(
 
 application = ProtocolTypeRouter(
     {
-        # /mcp/: the MCP endpoint, /a2a/: the A2A server (chat/interop)
-        "http": a2a_mounted(mcp_mounted(django_asgi_app)),
+        # /mcp/: the MCP endpoint, /a2a/: the A2A server, /demo/a2a/: the demo's remote agent
+        "http": translator_mounted(a2a_mounted(mcp_mounted(django_asgi_app))),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(chat.routing.websocket_urlpatterns))
         ),

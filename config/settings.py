@@ -303,6 +303,11 @@ OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per model 
 # A remote A2A agent (provider "a2a"): seconds its server may stay silent (the delegation's own
 # deadline bounds the whole answer).
 A2A_TIMEOUT_SECONDS = env.float("A2A_TIMEOUT_SECONDS", default=120.0)
+# The demo's remote agent (chat/interop/demo_translator.py): served at /demo/a2a/translator/ by
+# this process when on (development, by default), reached at DEMO_SITE_URL, this server's own
+# address (`make run` sets it from HOST and PORT).
+DEMO_TRANSLATOR = env.bool("DEMO_TRANSLATOR", default=DEBUG)
+DEMO_SITE_URL = env("DEMO_SITE_URL", default="http://127.0.0.1:8000")
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=2)  # on 429/5xx/connection errors
 # The provider agents use when theirs is "default": openai once a key or server is configured.
 DEFAULT_MODEL_PROVIDER = env(

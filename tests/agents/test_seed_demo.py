@@ -53,6 +53,7 @@ def test_demo_team_has_one_entry_agent_and_a_depth_two_chain():
         "legal",
         "reminders",
         "tasks",
+        "translator",
         "weather",
     ]
     assert entry.revisions.get().snapshot["allowed_subagents"] == subagents
@@ -63,8 +64,9 @@ def test_demo_team_has_one_entry_agent_and_a_depth_two_chain():
 def test_every_demo_tool_key_is_registered():
     seed()
     for agent in Agent.objects.all():
-        # Knowledge experts act through the kb tools their knowledge bases give them.
-        acts = agent.tool_keys or agent.allowed_subagents.exists()
+        # Knowledge experts act through the kb tools their knowledge bases give them; a remote
+        # agent (A2A) acts on its own platform.
+        acts = agent.tool_keys or agent.allowed_subagents.exists() or agent.provider == "a2a"
         assert acts or agent.answer_from_knowledge_only, f"{agent.name} can act"
         assert unknown_keys(agent.tool_keys) == [], agent.name
 
