@@ -20,6 +20,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
 from chat.interop.a2a_tasks import RunTaskStore, caller_of, session_for_context
+from chat.interop.sending import wait_before_sending
 from chat.interop.turn_stream import TurnStream
 from chat.relay import LAYER_ERRORS
 from config.errors import AppError
@@ -56,6 +57,7 @@ class TurnStarter(RequestContextBuilder):
         if not text:
             raise InvalidParamsError(message="The message needs a text part.")
         user = caller_of(context)
+        await _within_send_rate(user)
         session_id = await database_sync_to_async(session_for_context)(
             user=user, context_id=context_id
         )
@@ -76,6 +78,19 @@ class TurnStarter(RequestContextBuilder):
         started.history.append(params.message)
         self.store.follow(started)
         return request
+
+
+async def _within_send_rate(user: Any) -> None:
+    """The REST API's `send` rate counts these messages too (an A2A error past it)."""
+    try:
+        wait = await database_sync_to_async(wait_before_sending)(user)
+    except RedisError:
+        raise InternalError(message="A service is unreachable for a moment; retry.") from None
+    if wait is not None:
+        raise InvalidRequestError(
+            message=f"Too many messages; try again in {round(wait)} s.",
+            data={"code": "rate_limit_exceeded", "retry_after": round(wait)},
+        )
 
 
 async def _start(turn: TurnStream) -> None:

@@ -15,9 +15,11 @@ from django.utils.translation import gettext as _
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from redis.exceptions import RedisError
 
 from agents.models import Agent
 from agents.selectors import agent_entry_for
+from chat.interop.sending import wait_before_sending
 from chat.interop.turn_stream import TurnStream
 from chat.selectors import access_session
 from config.errors import AppError
@@ -174,6 +176,12 @@ async def call_tool(
                 await database_sync_to_async(access_session)(caller.user, question.session_id)
         except AppError as exc:
             return tool_error(exc.message)
+        try:
+            wait = await database_sync_to_async(wait_before_sending)(caller.user)
+        except RedisError:  # the rate's counters live in Redis: an outage, retry shortly
+            return tool_error(_("A service this needs is unreachable for a moment; retry shortly."))
+        if wait is not None:  # the REST API's `send` rate counts these messages too
+            return tool_error(_("Too many messages; try again in %d s.") % round(wait))
         session_id = question.session_id or uuid.uuid4()
         try:
             return await ask(ctx, caller, session_id, question.text)

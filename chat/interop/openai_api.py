@@ -21,9 +21,6 @@ from django.views.decorators.http import require_GET, require_POST
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 from rest_framework import exceptions
-from rest_framework.request import Request
-from rest_framework.throttling import ScopedRateThrottle
-from rest_framework.views import APIView
 
 from agents.models import Agent
 from agents.selectors import agent_entry_for
@@ -34,6 +31,7 @@ from chat.interop.openai_request import (
     completion_request,
     session_for,
 )
+from chat.interop.sending import wait_before_sending
 from chat.interop.turn_stream import TurnStream
 from chat.models import ChatSession
 from chat.relay import LAYER_ERRORS
@@ -117,7 +115,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     except RequestRefused as exc:
         return _error(400, exc.message, "invalid_request_error", param=exc.param)
     try:
-        wait = await _wait_before_sending(request, user)
+        wait = await database_sync_to_async(wait_before_sending)(user)
     except RedisError:  # the rate's counters live in Redis: an outage, retry shortly
         return _unavailable()
     if wait is not None:
@@ -151,21 +149,6 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
         response = await _whole(turn, asked)
     response["X-Session-Id"] = str(turn.session_id)
     return response
-
-
-class _Sending(APIView):
-    """As the REST API's sending views are to its throttle: the `send` rate applies here too."""
-
-    throttle_scope = "send"
-
-
-@database_sync_to_async
-def _wait_before_sending(request: HttpRequest, user: Any) -> float | None:
-    """None if the caller is within the `send` rate (API_THROTTLE_SEND), else seconds to wait."""
-    wrapped = Request(request)
-    wrapped.user = user
-    throttle = ScopedRateThrottle()
-    return None if throttle.allow_request(wrapped, _Sending()) else (throttle.wait() or 1.0)
 
 
 @database_sync_to_async

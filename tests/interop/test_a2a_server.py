@@ -289,3 +289,11 @@ def test_the_v0_3_method_names_work_too(url, tokens):
     got = {"jsonrpc": "2.0", "id": 8, "method": "tasks/get", "params": {"id": result["id"]}}
     fetched = httpx.post(url + "/", json=got, headers=headers, timeout=10).json()["result"]
     assert fetched["id"] == result["id"] and fetched["status"]["state"] == "completed"
+
+
+def test_past_the_send_rate_a_message_is_refused_and_starts_nothing(start_asgi_server, tokens):  # noqa: F811
+    url = start_asgi_server(API_THROTTLE_SEND="1/minute").url + "/a2a/assistant"
+    assert send(url, tokens["alice"], "what is 2+2?").status.state == COMPLETED
+    with pytest.raises(Exception, match="Too many messages"):
+        send(url, tokens["alice"], "what is 3+3?")
+    assert Run.objects.filter(parent__isnull=True).count() == 1

@@ -289,3 +289,12 @@ def test_an_answers_citations_are_listed_as_sources():
         "Sick leave needs a note [1].\n\nSources:\n[1] Leave policy\n\n"
         "session_id: 00000000-0000-0000-0000-000000000001"
     )
+
+
+def test_past_the_send_rate_a_call_is_a_tool_error_and_starts_nothing(start_asgi_server, tokens):  # noqa: F811
+    server = start_asgi_server(API_THROTTLE_SEND="1/minute")
+    first = ask(server.url, tokens["alice"], {"question": "2+2?"})
+    assert not first.is_error
+    second = ask(server.url, tokens["alice"], {"question": "3+3?"})
+    assert second.is_error and "Too many messages" in second.content[0].text
+    assert ChatMessage.objects.filter(role="user").count() == 1
