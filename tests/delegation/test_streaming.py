@@ -229,21 +229,6 @@ def sent_by(stream: MessageStream, monkeypatch) -> list[dict]:
     return sent
 
 
-def test_the_first_words_go_out_at_once_and_what_follows_is_coalesced(user, settings, monkeypatch):
-    """Time to the first token: the first delta is not held for a coalescing window."""
-    settings.EVENT_COALESCE_MS = 60_000
-    stream = new_stream(user)
-    sent = sent_by(stream, monkeypatch)
-    stream.add("Hel")
-    stream.add("lo")
-    stream.add(", world")
-    assert [e["type"] for e in sent] == ["message.started", "message.delta"]
-    assert sent[1]["data"]["text"] == "Hel"
-    stream.complete(usage={})
-    deltas = [e["data"]["text"] for e in sent if e["type"] == "message.delta"]
-    assert deltas == ["Hel", "lo, world"]
-
-
 def test_words_kept_after_the_end_are_announced_once_as_a_reload_would_show_them(
     unsaved, monkeypatch
 ):
