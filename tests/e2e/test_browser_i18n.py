@@ -92,7 +92,9 @@ def test_a_chinese_errand_is_answered_in_chinese_through_every_expert(
     answer = page.inner_text("#transcript > .msg.agent .body")
     assert answer.startswith("[离线模型]"), answer
     assert "已创建" in answer, answer
-    assert "星期六" in answer and "已设置提醒" in answer, answer
+    # 20:00 the day before: on a Friday evening the reminder expert says that time has passed.
+    reminded = "已设置提醒" in answer or "未设置提醒" in answer
+    assert "星期六" in answer and reminded, answer
     for english in ("Created", "Reminder set", "Saturday", "says:"):
         assert english not in answer, (english, answer)
     screenshots(page, "i18n-errand-zh-hans")
