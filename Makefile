@@ -13,6 +13,8 @@ PORT   ?= 8000
 # Every target here is development: DJANGO_DEBUG defaults to false (production fails closed), so
 # turn it on unless the environment says otherwise.
 export DJANGO_DEBUG ?= true
+# The project's own modules are cached as bytecode too, for the many processes the tests start.
+unexport PYTHONDONTWRITEBYTECODE
 # The second test pass and `make stack` use these; .ci/run starts both services if needed.
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/agent_platform
 REDIS_URL_LOCAL ?= redis://127.0.0.1:6379/0
@@ -20,11 +22,15 @@ REDIS_URL_LOCAL ?= redis://127.0.0.1:6379/0
 .PHONY: install lock check-port run test test-quick test-embedded test-distributed lint typecheck \
 	typecheck-baseline format messages stack bench bench-peers migrate clean
 
+# uv installs the locked versions (pip took about 90 s of CI's time on a fresh clone); pip
+# only installs uv itself. uv writes no bytecode unless told: without it (and with
+# PYTHONDONTWRITEBYTECODE set, as on CI's machine) every process the tests start compiled
+# some 2,000 modules again, about 6 s each.
 $(STAMP): pyproject.toml $(DEV_LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --no-deps -r $(DEV_LOCK)
-	$(BIN)/pip install --quiet --no-deps -e .
+	$(BIN)/pip install --quiet "uv>=0.4,<0.14"
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --no-deps -r $(DEV_LOCK)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)  ## the virtualenv with the locked versions (runtime + dev + stack)
@@ -41,13 +47,14 @@ check-port:  ## fail fast, naming PORT, when HOST:PORT is taken
 	@$(PYTHON) bin/check-port $(HOST) $(PORT)
 
 run: check-port migrate  ## set up and start the app on the embedded default (SQLite, in-process, offline model)
-	DEMO_SITE_URL=http://$(HOST):$(PORT) $(BIN)/python manage.py seed_demo --users
+	DEMO_SITE_URL=http://$(HOST):$(PORT) DEMO_LINE=true $(BIN)/python manage.py seed_demo --users
 	@echo ""
 	@echo "  Chat:  http://$(HOST):$(PORT)/      sign in as demo / demo"
 	@echo "  Admin: http://$(HOST):$(PORT)/admin/ sign in as admin / admin"
+	@echo "  LINE:  http://$(HOST):$(PORT)/demo/line/ a stand-in LINE app (DEMO_LINE)"
 	@echo "  Model: $${OPENAI_API_KEY:+OpenAI-compatible API}$${OPENAI_API_KEY:-built-in offline model (set OPENAI_API_KEY for a real one)}"
 	@echo ""
-	DEMO_SITE_URL=http://$(HOST):$(PORT) $(BIN)/python manage.py runserver $(HOST):$(PORT)
+	DEMO_SITE_URL=http://$(HOST):$(PORT) DEMO_LINE=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: test-embedded test-distributed  ## set up and run every test: SQLite pass, then Postgres + Redis pass
 
@@ -55,7 +62,9 @@ test: test-embedded test-distributed  ## set up and run every test: SQLite pass,
 TEST_WORKERS ?= 2
 
 # Browser tests run after the rest, two modules at a time (`--dist loadfile`: a module shares
-# one chromium): a browser test mostly waits on the page, so one at a time left a core idle.
+# one chromium). One run of both with `--dist loadfile` ended with browser modules on one
+# worker while the other idled (about 5 minutes longer in CI); `loadgroup` does not group
+# under pytest 9.
 BROWSER_TESTS := tests/*/*browser*.py
 
 test-embedded: install

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -38,6 +39,9 @@ def flush_redis() -> Iterator[None]:
     client.flushdb()
 
 
+WORKER_APP_NAME = "test-celery-worker"
+
+
 class Workers:
     """Starts real `celery worker` processes (prefork, 2 children, unless asked for another pool
     or size; with `-B` beat if asked) on the test database and Redis; kills them with SIGKILL
@@ -68,6 +72,7 @@ class Workers:
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_CONN_MAX_AGE": "0",
             "DATABASE_POOL_MAX_SIZE": "4",  # as deployed (the test process itself keeps none)
+            "PGAPPNAME": WORKER_APP_NAME,  # its sessions, which stop_all waits to see closed
             **env,
         }
         command = [
@@ -112,7 +117,7 @@ class Workers:
                     process.wait(timeout=15)
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
-        other_sessions_closed()  # DROP DATABASE must not race a dead backend
+        other_sessions_closed(names=[WORKER_APP_NAME])  # their backends end a moment later
 
 
 @pytest.fixture
@@ -162,7 +167,7 @@ def asgi_server(django_db_setup, request: pytest.FixtureRequest) -> Iterator[str
         yield server.url
     finally:
         server.stop()
-        other_sessions_closed()  # DROP DATABASE must not race a dead backend
+        other_sessions_closed(names=[server.app_name])  # its backends end a moment later
 
 
 class RedisServer:
@@ -263,16 +268,15 @@ class _Chromium:
     """One Chromium for a test module, launched on first use and again if it died: starting
     Playwright and a browser per test cost about 1.3 s each, a fresh context is 0.35 s."""
 
-    def __init__(self, playwright: Any) -> None:
+    def __init__(self, playwright: Any, args: list[str]) -> None:
         self.playwright = playwright
+        self.args = args
         self.browser: Any = None
 
     def get(self) -> Any:
         """A connected browser."""
         if self.browser is None or not self.browser.is_connected():
-            self.browser = self.playwright.chromium.launch(
-                executable_path=CHROMIUM, args=CHROMIUM_ARGS
-            )
+            self.browser = self.playwright.chromium.launch(executable_path=CHROMIUM, args=self.args)
         return self.browser
 
 
@@ -286,6 +290,14 @@ def chromium() -> Iterator[_Chromium]:
     with DJANGO_ALLOW_ASYNC_UNSAFE, for this module only (the servers under test are separate
     processes, untouched). Module scope, not session: a plain `pytest` over the whole suite
     would otherwise run its async tests beside a foreign running loop."""
+    with shared_chromium(CHROMIUM_ARGS) as shared:
+        yield shared
+
+
+@contextlib.contextmanager
+def shared_chromium(args: list[str]) -> Iterator[_Chromium]:
+    """The `chromium` fixture's browser launched with `args`: a module that needs other flags
+    (a fake microphone) overrides `chromium` with this."""
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI") == "true":
             pytest.fail("chromium is not installed; .ci/run installs it (apt-get install chromium)")
@@ -294,7 +306,7 @@ def chromium() -> Iterator[_Chromium]:
 
     with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        shared = _Chromium(playwright)
+        shared = _Chromium(playwright, args)
         try:
             yield shared
         finally:
@@ -354,6 +366,7 @@ class AsgiServer:
             follow_log(node, "daphne.log")
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.app_name = f"test-asgi-{self.port}"
         self.env = {
             **os.environ,
             "DATABASE_URL": child_database_url(),
@@ -361,6 +374,7 @@ class AsgiServer:
             "DJANGO_DEBUG": "true",
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATABASE_POOL_MAX_SIZE": "4",  # as deployed (the test process itself keeps none)
+            "PGAPPNAME": self.app_name,  # its sessions, which `stop` waits to see closed
             **env,
         }
         if "REDIS_URL" not in env:  # one process: in-memory layer, in-process pool
@@ -425,7 +439,7 @@ def start_asgi_server(django_db_setup, request: pytest.FixtureRequest) -> Iterat
     finally:
         for server in servers:
             server.stop()
-        other_sessions_closed()  # DROP DATABASE must not race a dead backend
+        other_sessions_closed(names=[server.app_name for server in servers])
 
 
 @pytest.fixture(scope="module")
@@ -439,7 +453,7 @@ def module_asgi_server(django_db_setup, django_db_blocker) -> Iterator[AsgiServe
     finally:
         server.stop()
         with django_db_blocker.unblock():
-            other_sessions_closed()  # DROP DATABASE must not race a dead backend
+            other_sessions_closed(names=[server.app_name])  # its backends end a moment later
 
 
 def phone(page: Any) -> None:

@@ -62,6 +62,9 @@ def test_server_killed_mid_answer_the_page_reconnects_and_converges(
         t for t in texts if not final.startswith(t)
     ]
     live = page.inner_text("#transcript")
+    # The turn is over for the page too (its run.completed can follow the message's end): a
+    # message typed while one still runs is held back with a notice, not sent.
+    page.wait_for_selector("#send", state="visible")
 
     # Offline again: a message typed now waits, then goes out once when the server is back.
     server.kill()

@@ -1,6 +1,8 @@
-"""A dispatcher process for the multi-process tests: waits until the start time in argv[1],
-dispatches with batch size argv[2] until a pass finds nothing due (or, with argv[3] "beat",
-runs one beat pass), prints its stats as JSON."""
+"""A dispatcher process for the multi-process tests: once set up and connected it prints
+"ready" and waits for the file named in argv[1] to appear (the test's start signal, so racing
+processes start together however long each took to start), then dispatches with batch size
+argv[2] until a pass finds nothing due (or, with argv[3] "beat", runs one beat pass), and
+prints its stats as JSON."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.db import connection  # noqa: E402
+
 from reminders.dispatch import (  # noqa: E402
     DispatchStats,
     reminders_dispatch,
@@ -27,9 +31,10 @@ from reminders.dispatch import (  # noqa: E402
 
 def main() -> None:
     """Dispatch until nothing is left for this process."""
-    start_at, batch = float(sys.argv[1]), int(sys.argv[2])
+    go, batch = Path(sys.argv[1]), int(sys.argv[2])
+    connection.ensure_connection()
     print("ready", flush=True)
-    while time.time() < start_at:
+    while not go.exists():
         time.sleep(0.001)
     if sys.argv[3:] == ["beat"]:
         print(json.dumps(asdict(reminders_dispatch_window())), flush=True)

@@ -79,11 +79,10 @@ def reminders(count: int, *, ago: tuple[float, float] = (1, 30), users: int = 50
     return list(Reminder.objects.order_by("pk").values_list("pk", flat=True))
 
 
-def start_dispatcher(
-    mailbox: str, batch: int, start_at: float, *mode: str, **env: str
-) -> subprocess.Popen:
+def start_dispatcher(mailbox: str, batch: int, *mode: str, **env: str) -> subprocess.Popen:
+    """A dispatcher process, set up and connected, waiting for `go(mailbox)`."""
     process = subprocess.Popen(
-        [sys.executable, str(PROC), str(start_at), str(batch), *mode],
+        [sys.executable, str(PROC), go_file(mailbox), str(batch), *mode],
         cwd=ROOT,
         env={
             **{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_BROKER_URL")},
@@ -103,6 +102,16 @@ def start_dispatcher(
     return process
 
 
+def go_file(mailbox: str) -> str:
+    """The file whose appearance starts the waiting dispatchers."""
+    return f"{mailbox}.go"
+
+
+def go(mailbox: str) -> None:
+    """Start every dispatcher waiting on this mailbox at once."""
+    Path(go_file(mailbox)).touch()
+
+
 def finish(process: subprocess.Popen) -> dict[str, int]:
     out, err = process.communicate(timeout=180)
     assert process.returncode == 0, err
@@ -111,7 +120,13 @@ def finish(process: subprocess.Popen) -> dict[str, int]:
 
 def wait_for_other_sessions_to_close(timeout: float = 10) -> None:
     """A killed client's backend ends (and its transaction rolls back) a moment later."""
-    assert other_sessions_closed(timeout), "another session is still open"
+    if not other_sessions_closed(timeout):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid, backend_type, state, query FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            raise AssertionError(f"another session is still open: {cursor.fetchall()}")
 
 
 def assert_each_sent_once(ids: list[int], mailed: list[int], *, late: bool | None = None) -> None:
@@ -184,9 +199,11 @@ def test_a_reminder_another_dispatcher_held_while_a_pass_moved_on_goes_with_the_
 
 def test_two_dispatchers_racing_over_10000_due_reminders_send_each_exactly_once(mailbox):
     ids = reminders(10_000)
-    start_at = time.time() + 1.0
-    first = start_dispatcher(mailbox, 200, start_at, MAILBOX_DELAY_MS="0.05")
-    second = start_dispatcher(mailbox, 200, start_at, MAILBOX_DELAY_MS="0.05")
+    # Both start together once both are up: started at a set time, one that took longer than
+    # that to start (CI, under load) found the other had sent all 10,000.
+    first = start_dispatcher(mailbox, 200, MAILBOX_DELAY_MS="0.05")
+    second = start_dispatcher(mailbox, 200, MAILBOX_DELAY_MS="0.05")
+    go(mailbox)
     stats = [finish(first), finish(second)]
     assert sum(s["sent"] for s in stats) == 10_000
     assert all(s["sent"] > 0 for s in stats), stats  # they really raced
@@ -196,13 +213,12 @@ def test_two_dispatchers_racing_over_10000_due_reminders_send_each_exactly_once(
 
 
 def test_two_beat_passes_racing_as_reminders_fall_due_send_each_once_and_never_early(mailbox):
-    start_at = time.time() + 8.0  # once both processes are up (each takes seconds to start)
-    # Falling due from half a second to three seconds after the passes start.
-    ids = reminders(2_000, ago=(time.time() - start_at - 3.0, time.time() - start_at - 0.5))
     passes = [
-        start_dispatcher(mailbox, 200, start_at, "beat", REMINDER_DISPATCH_SECONDS="60")
-        for _ in range(2)
+        start_dispatcher(mailbox, 200, "beat", REMINDER_DISPATCH_SECONDS="60") for _ in range(2)
     ]
+    # Falling due from half a second to three seconds after the passes start.
+    ids = reminders(2_000, ago=(-3.0, -0.5))
+    go(mailbox)
     stats = [finish(p) for p in passes]
     assert sum(s["sent"] for s in stats) == 2_000
     assert all(s["sent"] > 0 for s in stats), stats  # both took reminders as they fell due
@@ -213,7 +229,8 @@ def test_two_beat_passes_racing_as_reminders_fall_due_send_each_once_and_never_e
 
 def test_a_dispatcher_killed_mid_batch_loses_none(mailbox):
     ids = reminders(3_000)
-    victim = start_dispatcher(mailbox, 200, time.time(), MAILBOX_DELAY_MS="2")
+    victim = start_dispatcher(mailbox, 200, MAILBOX_DELAY_MS="2")
+    go(mailbox)
     deadline = time.monotonic() + 60
     while True:  # kill it in the middle of its second (or a later) batch
         count = len(mailbox_ids(mailbox))
@@ -250,8 +267,9 @@ def test_downtime_catch_up_sends_each_overdue_reminder_once_marked_late(mailbox)
         due_at=now + timedelta(hours=1),
         content="later",
     )
-    start_at = time.time() + 1.0  # the service comes back with three dispatchers at once
-    stats = [finish(p) for p in [start_dispatcher(mailbox, 250, start_at) for _ in range(3)]]
+    dispatchers = [start_dispatcher(mailbox, 250) for _ in range(3)]
+    go(mailbox)  # the service comes back with three dispatchers at once
+    stats = [finish(p) for p in dispatchers]
     assert sum(s["sent"] for s in stats) == 2_000 and sum(s["late"] for s in stats) == 2_000
     mailed = mailbox_ids(mailbox)
     assert len(mailed) == 2_000
