@@ -163,6 +163,8 @@ class AgentAdmin(admin.ModelAdmin):
                     "model",
                     "base_url",
                     "api_key_env",
+                    "secret_headers",
+                    "call_timeout_seconds",
                     "temperature",
                     "max_tokens",
                 ]

@@ -146,7 +146,7 @@ DEMO_AGENTS: list[dict[str, Any]] = [
         "tags": ["translate", "翻譯", "翻译", "繁體", "简体"],
         "provider": "a2a",
         "system_prompt": "A remote agent: its own platform holds its prompt.",
-        "tool_keys": [],
+        "tool_keys": ["ask_user"],  # its questions ("into which language?") go to the user
     },
     {
         "name": "archivist",

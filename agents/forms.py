@@ -135,6 +135,12 @@ class AgentForm(forms.ModelForm):
         on = self.initial.get("require_approval", self.instance.require_approval)
         return {"keys": list(keys), "on": bool(on)}
 
+    def clean_secret_headers(self) -> dict[str, str]:
+        """No headers when blank; a form posted without the field keeps the agent's headers."""
+        if "secret_headers" not in self.data:
+            return dict(self.instance.secret_headers or {})
+        return self.cleaned_data.get("secret_headers") or {}
+
     def clean_tags(self) -> list[str]:
         """Tags as a list."""
         return tags_from_text(self.cleaned_data.get("tags") or "")

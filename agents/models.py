@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -79,6 +81,41 @@ validate_server_url = RegexValidator(
         "http://vllm:8000/v1."
     ),
 )
+
+
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,99}$")
+ENV_PATTERN = r"^[A-Z_][A-Z0-9_]*$"
+ENV_NAME = RegexValidator(ENV_PATTERN, _("An environment variable name, e.g. VLLM_API_KEY."))
+
+
+def validate_secret_headers(value: object) -> None:
+    """Header names mapped to the environment variables that hold their values."""
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValidationError(
+            _("An object of header names and variable names, e.g. {“X-Api-Key”: “PEER_KEY”}.")
+        )
+    if len(value) > 10:
+        raise ValidationError(_("At most 10 headers."))
+    for name, variable in value.items():
+        if not _HEADER_NAME.match(name):
+            raise ValidationError(_("“%(name)s” is not a header name.") % {"name": name})
+        if not re.fullmatch(ENV_PATTERN, variable):
+            raise ValidationError(
+                _("“%(variable)s” is not an environment variable name, e.g. PEER_KEY.")
+                % {"variable": variable}
+            )
+
+
+def validate_call_timeout(value: int | None) -> None:
+    """A timeout one model call may take within the workers' time limits (settings)."""
+    if value is not None and value > settings.MODEL_CALL_WORST_SECONDS:
+        raise ValidationError(
+            _(
+                "At most %(limit)d seconds: a longer call would outlast a worker's time "
+                "limit (raise OPENAI_TIMEOUT to allow more)."
+            )
+            % {"limit": settings.MODEL_CALL_WORST_SECONDS}
+        )
 
 
 def validate_group_name(value: str) -> None:
@@ -172,14 +209,30 @@ class Agent(NamedInLanguages, models.Model):
         _("API key variable"),
         max_length=100,
         blank=True,
-        validators=[
-            RegexValidator(
-                r"^[A-Z_][A-Z0-9_]*$", _("An environment variable name, e.g. VLLM_API_KEY.")
-            )
-        ],
+        validators=[ENV_NAME],
         help_text=_(
             "Name of the environment variable holding this agent's API key; blank uses "
             "OPENAI_API_KEY. Keys never live in the database."
+        ),
+    )
+    secret_headers = models.JSONField(
+        _("secret headers"),
+        default=dict,
+        blank=True,
+        validators=[validate_secret_headers],
+        help_text=_(
+            "Extra HTTP headers sent to the model server or remote agent, each naming the "
+            "environment variable that holds its value, e.g. {“X-Api-Key”: “PEER_KEY”}."
+        ),
+    )
+    call_timeout_seconds = models.PositiveIntegerField(
+        _("call timeout (seconds)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), validate_call_timeout],
+        help_text=_(
+            "How long one model call may take, or a remote agent's whole answer; blank uses "
+            "OPENAI_TIMEOUT (A2A_TIMEOUT_SECONDS for a remote agent)."
         ),
     )
     temperature = models.FloatField(
@@ -369,6 +422,8 @@ AGENT_EDITABLE_FIELDS = [
     "model",
     "base_url",
     "api_key_env",
+    "secret_headers",
+    "call_timeout_seconds",
     "temperature",
     "max_tokens",
     "tool_keys",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import Group
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from agents.models import AGENT_EDITABLE_FIELDS, Agent, Provider
+from agents.models import AGENT_EDITABLE_FIELDS, ENV_NAME, Agent, Provider
 from agents.names import (
     DESCRIPTION_MAX_CHARS,
     LANGUAGES,
@@ -115,6 +116,20 @@ class AgentSerializer(StrictModelSerializer):
         slug_field="name", required=False, allow_null=True, queryset=Group.objects.all()
     )
     provider = serializers.ChoiceField(choices=Provider.choices, required=False)
+    call_timeout_seconds = serializers.IntegerField(
+        min_value=1,
+        max_value=int(settings.MODEL_CALL_WORST_SECONDS),
+        allow_null=True,
+        required=False,
+        help_text="Seconds one model call (a remote agent's whole answer) may take; null uses "
+        "OPENAI_TIMEOUT (A2A_TIMEOUT_SECONDS). At most what the workers' time limits allow.",
+    )
+    secret_headers = serializers.DictField(
+        child=StrictCharField(max_length=100, validators=[ENV_NAME]),
+        required=False,
+        help_text="Extra headers sent to the model server or remote agent: each header name "
+        "mapped to the environment variable holding its value (at most 10).",
+    )
     knowledge_bases = serializers.SlugRelatedField(
         slug_field="name",
         many=True,

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
 
+from agents.providers.a2a_provider import QUESTION_TOOLS as REMOTE_QUESTION_TOOLS
 from agents.registry import key_problems, unknown_keys
 
 
@@ -50,6 +51,12 @@ def agent_validate(
     if provider == "a2a" and not base_url:
         errors.setdefault("base_url", []).append(
             "A remote agent (A2A) needs the base URL its agent card is served under."
+        )
+    own_tools = [k for k in tool_keys if k not in REMOTE_QUESTION_TOOLS]
+    if provider == "a2a" and own_tools:
+        errors.setdefault("tool_keys", []).append(
+            f"A remote agent (A2A) uses its own tools, not {', '.join(own_tools)}: list only "
+            "ask_user or ask_human, which ask its questions of the user or of staff."
         )
     if access_permission and not _permission_exists(access_permission):
         errors.setdefault("access_permission", []).append(

@@ -9,7 +9,10 @@ streamed model calls (every answer 20 chunks, zero-latency fake server). Four wa
 - embedded: this platform on daphne, SQLite, in-process pool, in-memory layer;
 - make-run: the same behind the door a newcomer uses, `make run`'s server (`manage.py
   runserver`, DEBUG on, the autoreloader watching);
-- distributed: daphne + a Celery worker, Postgres, Redis.
+- distributed: daphne + a Celery worker, Postgres, Redis;
+- openai-door: the embedded server again, through its OpenAI-compatible API
+  (`/api/openai/v1/chat/completions`, streamed) with the official `openai` client, as Open
+  WebUI or LibreChat would use it.
 
 Both platform modes are timed at a real websocket client (message.send → the entry agent's
 run.completed, every event received) with everything persisted. Turns are interleaved (one of
@@ -178,6 +181,33 @@ class Sdk:
         self.process.wait(timeout=10)
 
 
+class OpenAiDoor:
+    """The embedded server's OpenAI-compatible API, streamed, at the official client: a new
+    session per turn (no session header), the answer's chunks until the stream ends."""
+
+    name = "openai-door"
+
+    def __init__(self, port: int, key: str) -> None:
+        import openai
+
+        base_url = f"http://127.0.0.1:{port}/api/openai/v1"
+        self.client = openai.OpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=30)
+
+    async def turn(self, depth: int) -> tuple[float, float]:
+        started = time.perf_counter()
+        first = None
+        stream = self.client.chat.completions.create(
+            model="entry",
+            messages=[{"role": "user", "content": f"please go depth={depth}"}],
+            stream=True,
+        )
+        for chunk in stream:
+            if first is None and chunk.choices and chunk.choices[0].delta.content:
+                first = time.perf_counter()
+        ended = time.perf_counter()
+        return ended - started, (first or ended) - started
+
+
 class DevServer:
     """`make run`'s server (runserver with DEBUG and its autoreloader) for a `with` block."""
 
@@ -241,6 +271,13 @@ class Platform:
             if root_completed(event):
                 ended = time.perf_counter()
                 return ended - started, (first or ended) - started
+
+
+TOKEN = """
+from django.contrib.auth import get_user_model
+from chat.tokens import token_create
+print(token_create(user=get_user_model().objects.get(username="bench"), name="bench")[1])
+"""
 
 
 def prepared(env: dict[str, str]) -> str:
@@ -370,6 +407,8 @@ def main() -> None:
                 server = DevServer(mode_env) if worker is None else Servers(mode_env, worker)
                 running.append(server.__enter__())
                 ways.append(Platform(name, running[-1].port, key))
+                if name == "embedded":
+                    ways.append(OpenAiDoor(running[-1].port, shell(mode_env, TOKEN)))
 
             async def run() -> tuple[dict, dict]:
                 for way in ways:

@@ -1,10 +1,13 @@
 """Another platform's agent for tests: a small a2a-sdk server whose answers depend on the task's
-words ("fail", "hang", "ask", "slow"; else it translates by echoing), served by daphne:
-`daphne tests.a2a_peer:application`. PEER_LOG names a file it appends each cancel to."""
+words ("fail", "hang", "ask", "twice", "login", "slow", "forever"; else it translates by
+echoing, and reports its usage), served by daphne: `daphne tests.a2a_peer:application`. An
+answer to its question continues the same task. PEER_LOG names a file it appends each cancel,
+each message's agent_platform_hops and each X-Peer-Key header to."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 
 from a2a.helpers.proto_helpers import new_task
@@ -19,6 +22,7 @@ from a2a.types.a2a_pb2 import (
     AgentInterface,
     AgentSkill,
     Part,
+    Role,
     TaskState,
 )
 from starlette.applications import Starlette
@@ -43,6 +47,25 @@ class Peer(AgentExecutor):
             )
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         text = context.get_user_input()
+        key = context.call_context.state.get("headers", {}).get("x-peer-key")
+        if os.environ.get("PEER_LOG"):
+            hops = context.message.metadata["agent_platform_hops"]
+            with open(os.environ["PEER_LOG"], "a") as log:
+                log.write(f"hops {int(hops)} {text}\n" + (f"key {key}\n" if key else ""))
+        task = context.current_task
+        if task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            # The answer to its question: translate the task's first words into it ("twice":
+            # after asking a second question).
+            said = [m for m in task.history if m.role == Role.ROLE_USER]
+            words = ["".join(p.text for p in m.parts if p.HasField("text")) for m in said]
+            if said[-1].message_id != context.message.message_id:  # (not in it yet)
+                words.append(text)
+            if "twice" in words[0] and len(words) == 2:
+                question = updater.new_agent_message([Part(text="Formal or casual?")])
+                await updater.requires_input(question)
+                return
+            await self._translate(updater, f"Translated into {', '.join(words[1:])}: {words[0]}")
+            return
         await updater.start_work(updater.new_agent_message([Part(text="Translating…")]))
         if "fail" in text:
             await updater.failed(updater.new_agent_message([Part(text="The peer broke down.")]))
@@ -51,10 +74,21 @@ class Peer(AgentExecutor):
             question = updater.new_agent_message([Part(text="Into which language?")])
             await updater.requires_input(question)
             return
+        if "login" in text:
+            await updater.requires_auth(updater.new_agent_message([Part(text="Sign in first.")]))
+            return
         if "hang" in text:
             await asyncio.Event().wait()
-        words = f"Translated: {text}".split(" ")
-        pause = 0.3 if "slow" in text else 0.01
+        if "forever" in text:
+            for index in itertools.count():
+                await asyncio.sleep(0.05)
+                part = Part(text="more ")
+                await updater.add_artifact([part], artifact_id="answer", append=index > 0)
+        await self._translate(updater, f"Translated: {text}", pause=0.3 if "slow" in text else 0.01)
+
+    async def _translate(self, updater: TaskUpdater, answer: str, pause: float = 0.01) -> None:
+        """Stream the answer word by word, then complete with the usage it reports."""
+        words = answer.split(" ")
         for index, word in enumerate(words):
             await asyncio.sleep(pause)
             await updater.add_artifact(
@@ -63,7 +97,8 @@ class Peer(AgentExecutor):
                 append=index > 0,
                 last_chunk=False,
             )
-        await updater.complete()
+        usage = {"usage": {"input_tokens": 11, "output_tokens": len(words)}}
+        await updater.update_status(TaskState.TASK_STATE_COMPLETED, metadata=usage)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Record the cancel, then close the task."""

@@ -5,6 +5,9 @@ asyncio loop; each (server, identity) has one session on it, entered and left by
 own (anyio's rule), that calls from any thread share. A session that failed, timed out or whose
 stdio process died is closed and opened again by the next call, so a hung or crashed server
 costs one call, not the worker.
+
+The SDK is imported where a session opens, not with this module: the admin and every worker
+import this module, and the SDK costs about 1.5 s of each process's start.
 """
 
 from __future__ import annotations
@@ -18,14 +21,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from mcp.types import REQUEST_TIMEOUT, CallToolResult, Tool
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp.types import CallToolResult, Tool
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -129,8 +131,7 @@ class _Session:
     async def _hold(self) -> None:
         try:
             async with contextlib.AsyncExitStack() as stack:
-                transport = await _transport(self.target, stack)
-                client = await stack.enter_async_context(Client(transport, mode="auto"))
+                client = await _client(self.target, stack)
                 self.client.set_result(client)
                 await self.stop.wait()
         except BaseException as exc:  # the SDK raises groups and cancellations here
@@ -144,21 +145,29 @@ class _Session:
                 self.client.set_exception(McpFailure("closed", "The session closed."))
 
 
-async def _transport(target: Target, stack: contextlib.AsyncExitStack) -> Any:
-    """The SDK transport for a target: streamable HTTP with its headers (its HTTP client
-    closed with the session: the SDK leaves a client it was given open), or a stdio process."""
+async def _client(target: Target, stack: contextlib.AsyncExitStack) -> Client:
+    """An SDK client for a target, entered on `stack`: over streamable HTTP with its headers
+    (its HTTP client closed with the session: the SDK leaves a client it was given open), or
+    to a stdio process."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
     if target.transport == "stdio":
         command, *args = target.command
-        params = StdioServerParameters(command=command, args=args)
-        return stdio_client(params, errlog=sys.stderr)
-    auth = _FreshHeader(*target.fresh_header) if target.fresh_header else None
-    http = httpx2.AsyncClient(
-        headers=dict(target.headers),
-        timeout=httpx2.Timeout(target.connect_timeout, read=300.0),
-        auth=auth,
-    )
-    await stack.enter_async_context(http)
-    return streamable_http_client(target.url, http_client=http)
+        transport: Any = stdio_client(
+            StdioServerParameters(command=command, args=args), errlog=sys.stderr
+        )
+    else:
+        auth = _FreshHeader(*target.fresh_header) if target.fresh_header else None
+        http = httpx2.AsyncClient(
+            headers=dict(target.headers),
+            timeout=httpx2.Timeout(target.connect_timeout, read=300.0),
+            auth=auth,
+        )
+        await stack.enter_async_context(http)
+        transport = streamable_http_client(target.url, http_client=http)
+    return await stack.enter_async_context(Client(transport, mode="auto"))
 
 
 class _FreshHeader(httpx2.Auth):
@@ -316,6 +325,9 @@ def _drain(notes: queue.SimpleQueue[Any] | None, progress: Progress | None) -> N
 
 def _failure_of(exc: BaseException, target: Target) -> McpFailure:
     """A plain failure for whatever the SDK raised (it may be an exception group)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import REQUEST_TIMEOUT
+
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, McpFailure):

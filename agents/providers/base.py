@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +21,10 @@ class ModelRequest:
     max_tokens: int | None = None
     base_url: str = ""
     api_key_env: str = ""  # the environment variable holding this agent's key, if any
+    # Extra headers: each name mapped to the environment variable holding its value.
+    secret_headers: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None  # seconds the whole call may take; None: the provider's own
+    a2a_hops: int = 0  # agent platforms the turn's message came through (A2A_MAX_HOPS)
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,15 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
-ProviderEvent = TextDelta | ToolCallRequest | Usage
+@dataclass(frozen=True)
+class Note:
+    """A line on how the work goes that is not part of the answer (a remote agent's status
+    message, "Searching the catalogue…"): shown live, never saved."""
+
+    text: str
+
+
+ProviderEvent = TextDelta | ToolCallRequest | Usage | Note
 
 
 class ProviderError(Exception):
@@ -86,3 +99,16 @@ def whole_answer(provider: ModelProvider, request: ModelRequest) -> tuple[str, U
         elif isinstance(event, Usage):
             usage = event
     return text, usage
+
+
+def secret_headers(request: ModelRequest) -> dict[str, str]:
+    """The request's extra headers with their values from the environment; a variable that is
+    not set is a misconfigured agent."""
+    headers = {}
+    for name, variable in request.secret_headers.items():
+        value = os.environ.get(variable, "")
+        if not value:
+            message = f"The environment variable {variable} (header {name}) is not set."
+            raise ProviderError("model_misconfigured", message)
+        headers[name] = value
+    return headers

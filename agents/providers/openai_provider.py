@@ -18,6 +18,7 @@ from agents.providers.base import (
     TextDelta,
     ToolCallRequest,
     Usage,
+    secret_headers,
 )
 
 if TYPE_CHECKING:
@@ -28,12 +29,22 @@ if TYPE_CHECKING:
 
 
 @functools.lru_cache(maxsize=16)
-def _client(base_url: str, api_key: str, timeout: float, max_retries: int) -> openai.OpenAI:
+def _client(
+    base_url: str,
+    api_key: str,
+    timeout: float,
+    max_retries: int,
+    headers: tuple[tuple[str, str], ...] = (),
+) -> openai.OpenAI:
     import openai
 
     # The SDK retries 408/409/429/5xx and connection errors with exponential backoff.
     return openai.OpenAI(
-        base_url=base_url or None, api_key=api_key, timeout=timeout, max_retries=max_retries
+        base_url=base_url or None,
+        api_key=api_key,
+        timeout=timeout,
+        max_retries=max_retries,
+        default_headers=dict(headers) or None,
     )
 
 
@@ -48,11 +59,13 @@ class OpenAIProvider:
 
         base_url = request.base_url or settings.OPENAI_BASE_URL
         api_key = _api_key(request, base_url)
-        client = _client(base_url, api_key, settings.OPENAI_TIMEOUT, settings.OPENAI_MAX_RETRIES)
+        timeout = request.timeout or settings.OPENAI_TIMEOUT
+        headers = tuple(sorted(secret_headers(request).items()))
+        client = _client(base_url, api_key, timeout, settings.OPENAI_MAX_RETRIES, headers)
         try:
-            yield from self._stream(client, request)
+            yield from self._stream(client, request, timeout)
         except openai.APITimeoutError as exc:
-            raise ProviderError("model_timeout", _timeout_message()) from exc
+            raise ProviderError("model_timeout", _timeout_message(timeout)) from exc
         except openai.RateLimitError as exc:
             raise ProviderError(
                 "model_rate_limited", "The model service is rate limiting us."
@@ -76,8 +89,10 @@ class OpenAIProvider:
             message = "The model service sent a stream chunk that is not JSON."
             raise ProviderError("model_error", message) from exc
 
-    def _stream(self, client: openai.OpenAI, request: ModelRequest) -> Iterator[ProviderEvent]:
-        deadline = time.monotonic() + settings.OPENAI_TIMEOUT
+    def _stream(
+        self, client: openai.OpenAI, request: ModelRequest, timeout: float
+    ) -> Iterator[ProviderEvent]:
+        deadline = time.monotonic() + timeout
         # The SDK sends the request (auth, retries, status errors); the stream's chunks are read
         # as plain JSON: building an SDK object per chunk cost ten times more than the relay.
         response = client.chat.completions.with_streaming_response.create(**_arguments(request))
@@ -87,7 +102,7 @@ class OpenAIProvider:
         with response as stream:
             for chunk in stream_chunks(_read_lines(stream)):
                 if time.monotonic() > deadline:
-                    raise ProviderError("model_timeout", _timeout_message())
+                    raise ProviderError("model_timeout", _timeout_message(timeout))
                 if chunk.get("usage"):
                     usage = _usage(chunk["usage"])
                 for choice in chunk.get("choices") or ():
@@ -247,8 +262,8 @@ def _merge_tool_call_part(calls: dict[int, dict[str, Any]], part: dict[str, Any]
             call["arguments"].append(function["arguments"])
 
 
-def _timeout_message() -> str:
-    return f"The model did not answer within {settings.OPENAI_TIMEOUT:g} seconds."
+def _timeout_message(timeout: float) -> str:
+    return f"The model did not answer within {timeout:g} seconds."
 
 
 def _brief(exc: Exception) -> str:

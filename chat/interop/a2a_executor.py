@@ -41,6 +41,9 @@ class Relay:
         if kind in EXPERT_EVENTS:
             await self.expert_note(data, agent)
             return False
+        if kind == "run.progress" and data.get("text"):  # a remote expert's own status
+            await self.status(str(data["text"]), agent.get("display_name") or agent.get("name"))
+            return False
         if kind == "message.completed" and agent.get("depth", 0) > 0 and data.get("text"):
             await self.status(str(data["text"]), agent.get("display_name") or agent.get("name"))
             return False

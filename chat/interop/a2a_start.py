@@ -16,9 +16,11 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 from channels.db import database_sync_to_async
+from django.conf import settings
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import RedisError
 
+from agents.providers.a2a_provider import HOPS_KEY
 from chat.interop.a2a_tasks import RunTaskStore, caller_of, session_for_context
 from chat.interop.sending import wait_before_sending
 from chat.interop.turn_stream import TurnStream
@@ -56,13 +58,18 @@ class TurnStarter(RequestContextBuilder):
         text = get_message_text(params.message, "\n").strip()
         if not text:
             raise InvalidParamsError(message="The message needs a text part.")
+        hops = _hops_within_bound(params.message)
         user = caller_of(context)
         await _within_send_rate(user)
         session_id = await database_sync_to_async(session_for_context)(
             user=user, context_id=context_id
         )
         turn = TurnStream(
-            user=user, session_id=session_id, text=text, language=context.state[LANGUAGE_KEY]
+            user=user,
+            session_id=session_id,
+            text=text,
+            language=context.state[LANGUAGE_KEY],
+            a2a_hops=hops,
         )
         await _start(turn)
         context.state[TURN_KEY] = turn
@@ -78,6 +85,23 @@ class TurnStarter(RequestContextBuilder):
         started.history.append(params.message)
         self.store.follow(started)
         return request
+
+
+def _hops_within_bound(message: Any) -> int:
+    """The agent platforms the message came through (its `agent_platform_hops`, set by an
+    agent platform that asks another, ours included); past A2A_MAX_HOPS it is refused, so
+    two platforms whose agents ask each other stop there."""
+    sent = message.HasField("metadata") and HOPS_KEY in message.metadata
+    hops = message.metadata[HOPS_KEY] if sent else 0
+    if isinstance(hops, bool) or not isinstance(hops, (int, float)) or hops < 0:
+        raise InvalidParamsError(message=f"{HOPS_KEY} must be a count of agent platforms.")
+    if hops >= settings.A2A_MAX_HOPS:
+        raise InvalidRequestError(
+            message=f"This message has come through {int(hops)} agent platforms already; "
+            f"A2A_MAX_HOPS allows {settings.A2A_MAX_HOPS}.",
+            data={"code": "a2a_hops_exceeded", "hops": int(hops)},
+        )
+    return int(hops)
 
 
 async def _within_send_rate(user: Any) -> None:

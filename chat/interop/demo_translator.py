@@ -34,23 +34,47 @@ _TO_SIMPLIFIED = re.compile(r"简体|簡體|simplified", re.IGNORECASE)
 _TO_TRADITIONAL = re.compile(r"繁体|繁體|traditional", re.IGNORECASE)
 
 
-def translated(text: str) -> str:
-    """The text in the script it asks for (简体 or 繁體), else in the other one than it is in."""
-    if _TO_SIMPLIFIED.search(text):
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_ASKING_WORDS = re.compile(
+    r"翻譯|翻译|轉換|转换|簡體|简体|繁體|繁体|中文|請|请|幫我|帮我|一下|成|把|[\W_a-z0-9]",
+    re.IGNORECASE,
+)
+QUESTION = "請給我要轉換的中文文字。/ Which Chinese text should I convert between 繁體 and 简体?"
+WORKING = "正在轉換… / Converting…"  # its status message while it works
+
+
+def translated(text: str, asked: str = "") -> str:
+    """The text in the script it (or the task that `asked` for it) names, 简体 or 繁體, else in
+    the other one than it is in."""
+    wanted = f"{asked}\n{text}"
+    if _TO_SIMPLIFIED.search(wanted):
         return in_script(text, "zh-hans")
-    if _TO_TRADITIONAL.search(text):
+    if _TO_TRADITIONAL.search(wanted):
         return in_script(text, "zh-hant")
     simple = in_script(text, "zh-hans")
     return in_script(text, "zh-hant") if simple == text else simple
 
 
+def has_text_to_convert(text: str) -> bool:
+    """Whether the task holds Chinese text besides the words asking for the conversion."""
+    return bool(_HAN.search(_ASKING_WORDS.sub("", text)))
+
+
 class Translator(AgentExecutor):
-    """Answers a task with its text converted, in a few streamed chunks."""
+    """Answers a task with its text converted, in a few streamed chunks; a task with no Chinese
+    text to convert asks for it (A2A's input-required), and the answer continues the task."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """File the task, stream the converted text, complete."""
+        """File the task, stream the converted text, complete (or ask for the text)."""
         assert context.task_id and context.context_id and context.message  # (a new message)
-        if context.current_task is None:
+        task, text = context.current_task, context.get_user_input()
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        if task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            first = "".join(p.text for p in task.history[0].parts if p.HasField("text"))
+            await updater.start_work()
+            await self._answer(updater, translated(text, asked=first))
+            return
+        if task is None:
             await event_queue.enqueue_event(
                 new_task(
                     context.task_id,
@@ -59,9 +83,15 @@ class Translator(AgentExecutor):
                     history=[context.message],
                 )
             )
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.start_work()
-        answer = "[offline translator] " + translated(context.get_user_input())
+        await updater.start_work(updater.new_agent_message([Part(text=WORKING)]))
+        if not has_text_to_convert(text):
+            await updater.requires_input(updater.new_agent_message([Part(text=QUESTION)]))
+            return
+        await self._answer(updater, translated(text))
+
+    async def _answer(self, updater: TaskUpdater, converted: str) -> None:
+        """Stream the converted text in pieces, then complete the task."""
+        answer = "[offline translator] " + converted
         pieces = re.findall(r".{1,12}", answer, re.DOTALL)
         for index, piece in enumerate(pieces):
             await updater.add_artifact(

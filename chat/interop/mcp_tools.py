@@ -203,6 +203,8 @@ async def ask(
                 continue
             if event.get("type") == "delegation.started":
                 await progress.expert_asked(event.get("data") or {})
+            elif event.get("type") == "run.progress":
+                await progress.expert_said(event.get("agent") or {}, event.get("data") or {})
             answer.read(event)
     return answer.result()
 
@@ -217,11 +219,19 @@ class Progress:
 
     async def expert_asked(self, data: dict[str, Any]) -> None:
         """Report that an expert started: "Asking Finance expert…"."""
+        name = data.get("display_name") or data.get("target") or _("an expert")
+        await self.send(data.get("summary") or _("Asking %s…") % name)
+
+    async def expert_said(self, agent: dict[str, Any], data: dict[str, Any]) -> None:
+        """Report a remote expert's own status: "Translator: Translating…"."""
+        name = agent.get("display_name") or agent.get("name") or _("an expert")
+        await self.send(f"{name}: {data.get('text') or ''}")
+
+    async def send(self, message: str) -> None:
+        """One notification, the count one higher than the last."""
         if self.token is None:
             return
         self.count += 1
-        name = data.get("display_name") or data.get("target") or _("an expert")
-        message = data.get("summary") or _("Asking %s…") % name
         await self.ctx.session.send_progress_notification(
             self.token,
             float(self.count),

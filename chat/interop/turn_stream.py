@@ -22,8 +22,11 @@ class TurnStream:
     this client). None marks a quiet spell (for keepalives). `async with`, or `start` and
     `close`."""
 
-    def __init__(self, *, user: Any, session_id: uuid.UUID, text: str, language: str) -> None:
+    def __init__(
+        self, *, user: Any, session_id: uuid.UUID, text: str, language: str, a2a_hops: int = 0
+    ) -> None:
         self.user, self.session_id, self.text, self.language = user, session_id, text, language
+        self.a2a_hops = a2a_hops  # the agent platforms the message came through (A2A)
         self.subscription = Subscription(session_group(session_id))
         self.sent: SentMessage | None = None
 
@@ -44,6 +47,7 @@ class TurnStream:
                 message_id=uuid.uuid4(),
                 text=self.text,
                 language=self.language,
+                a2a_hops=self.a2a_hops,
             )
         except BaseException:
             await self.subscription.leave()

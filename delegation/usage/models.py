@@ -45,7 +45,10 @@ class ModelPrice(models.Model):
         verbose_name=_("provider"),
         max_length=32,
         default="openai",
-        help_text=_("The provider the agent resolves to: openai."),
+        help_text=_(
+            "The provider the agent resolves to: openai, or a2a for a remote agent (priced "
+            "under its model, else its name, as it reports usage)."
+        ),
     )
     model = models.CharField(
         verbose_name=_("model"),

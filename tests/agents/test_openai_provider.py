@@ -316,6 +316,31 @@ def test_agent_key_variable_is_used_and_a_missing_one_is_a_clear_error(
     assert caught.value.code == "model_misconfigured" and "TEAM_B_KEY" in caught.value.message
 
 
+def test_secret_headers_are_sent_from_their_variables(fake_openai, monkeypatch):
+    fake_openai.script(text("hi"))
+    monkeypatch.setenv("GATEWAY_KEY", "sub-123")
+    request = ModelRequest(
+        model="m",
+        messages=[{"role": "user", "content": "x"}],
+        secret_headers={"Ocp-Apim-Subscription-Key": "GATEWAY_KEY"},
+    )
+    list(provider_for("openai").stream(request))
+    assert fake_openai.headers[-1]["ocp-apim-subscription-key"] == "sub-123"
+    monkeypatch.delenv("GATEWAY_KEY")
+    with pytest.raises(ProviderError) as caught:
+        list(provider_for("openai").stream(request))
+    assert caught.value.code == "model_misconfigured" and "GATEWAY_KEY" in caught.value.message
+
+
+def test_an_agents_own_timeout_wins_over_the_setting(fake_openai, settings):
+    settings.OPENAI_TIMEOUT = 30.0
+    fake_openai.script(Reply(text_chunks=["too late"], stall_seconds=2))
+    request = ModelRequest(model="m", messages=[{"role": "user", "content": "x"}], timeout=0.5)
+    with pytest.raises(ProviderError) as caught:
+        list(provider_for("openai").stream(request))
+    assert caught.value.code == "model_timeout" and "0.5 seconds" in caught.value.message
+
+
 def test_the_stream_reader_skips_other_fields_and_stops_at_done():
     lines = [
         ": keep-alive comment",

@@ -107,6 +107,7 @@ AGENT_NAMES = {
     "human_group",
     "is_entry",
     "base_url",  # a remote agent (provider a2a) needs the URL of its card
+    "secret_headers",  # header names (OpenAPI 3.0 states no pattern for an object's keys)
 }
 RULE_FIELDS = {
     ("POST", "/api/v1/agents/"): AGENT_NAMES | {"name"},
@@ -187,11 +188,17 @@ def test_api_conforms_to_its_schema(case, caller):
 @FUZZ
 def test_api_conforms_to_its_schema_on_the_callers_own_objects(case, caller):
     # Made-up ids mostly meet 404s; here the path names objects that exist and are the
-    # caller's, so the answers (and their shapes per role) are the real ones.
+    # caller's, so the answers (and their shapes per role) are the real ones. That a request
+    # without its token is refused is checked above, on every operation (its probes were a
+    # third of this test's time).
     case.path_parameters = {**case.path_parameters, **caller.ids}
     case.call_and_validate(
         headers=caller.headers,
-        excluded_checks=[*excluded_checks(case), checks.negative_data_rejection],
+        excluded_checks=[
+            *excluded_checks(case),
+            checks.negative_data_rejection,
+            checks.ignored_auth,
+        ],
         additional_checks=[refused_only_by_its_rules],
     )
 

@@ -25,8 +25,9 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import TaskNotFoundError
 
-from agents.demo import seed_demo_agents
+from agents.demo import TRANSLATOR_PATH, seed_demo_agents
 from agents.models import Agent
+from chat.interop.demo_translator import WORKING
 from chat.models import ChatMessage, ChatSession
 from chat.tokens import token_create
 from delegation.models import Run
@@ -69,19 +70,22 @@ def as_user(
     return asyncio.run(connected())
 
 
-def message(text: str, context_id: str = "") -> SendMessageRequest:
-    """A user's text message, in the context given (none: a new one)."""
+def message(text: str, context_id: str = "", hops: int = 0) -> SendMessageRequest:
+    """A user's text message, in the context given (none: a new one), that came through `hops`
+    agent platforms."""
     sent = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
     if context_id:
         sent.context_id = context_id
+    if hops:
+        sent.metadata.update({"agent_platform_hops": hops})
     return SendMessageRequest(message=sent)
 
 
-def send(url: str, token: str, text: str, context_id: str = "") -> Task:
+def send(url: str, token: str, text: str, context_id: str = "", hops: int = 0) -> Task:
     """message/send, waiting for the answer: the task."""
 
     async def sending(client: Client) -> Task:
-        [response] = [r async for r in client.send_message(message(text, context_id))]
+        [response] = [r async for r in client.send_message(message(text, context_id, hops))]
         return response.task
 
     return as_user(url, token, sending)
@@ -179,6 +183,32 @@ def test_message_stream_shows_the_experts_then_the_answer_in_chunks(url, tokens)
     assert all(s.status.state == TaskState.TASK_STATE_WORKING for s in statuses[:-1])
 
 
+def test_a_remote_experts_own_status_goes_on_tagged_with_its_name(
+    url,
+    tokens,
+    module_asgi_server,  # noqa: F811
+):
+    """Two hops: a client asks our assistant over A2A; it asks the demo's remote translator
+    over A2A, whose status message the client sees as the expert's."""
+    Agent.objects.filter(name="translator").update(
+        base_url=module_asgi_server.url + TRANSLATOR_PATH
+    )
+    events = stream(url, tokens["alice"], "請翻譯成簡體：會議在下週一")
+    said = [
+        (s.status.message.metadata["expert"], s.status.message.parts[0].text)
+        for s in (e.status_update for e in events if e.HasField("status_update"))
+        if s.status.message.metadata and s.status.message.parts
+    ]
+    assert ("翻譯員", WORKING) in said
+    assert "会议在下周一" in answer_of(as_task(events))
+
+
+def as_task(events: list[StreamResponse]) -> Task:
+    """The answer's last chunk as a task's artifacts (for answer_of)."""
+    last = [e.artifact_update for e in events if e.HasField("artifact_update")][-1]
+    return Task(artifacts=[last.artifact])
+
+
 def test_a_second_message_in_the_context_continues_the_same_session(url, tokens):
     first = send(url, tokens["alice"], "what is 2+2?")
     second = send(url, tokens["alice"], "what is 3+3?", context_id=first.context_id)
@@ -255,6 +285,29 @@ def test_a_malformed_request_is_a_json_rpc_error_and_stores_nothing(url, tokens)
     refused = httpx.post(url + "/", json=no_text, headers=headers, timeout=10).json()
     assert refused["id"] == 2 and refused["error"]["code"] < 0
     assert not ChatSession.objects.exists() and not Run.objects.exists()
+
+
+@pytest.mark.parametrize(("hops", "code"), [(3, -32600), ("many", -32602), (-1, -32602)])
+def test_a_message_past_the_hop_bound_is_refused_and_starts_nothing(url, tokens, hops, code):
+    headers = {"Authorization": f"Bearer {tokens['alice']}", "A2A-Version": "1.0"}
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "translate 早安"}]}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "SendMessage",
+        "params": {"message": {**message, "metadata": {"agent_platform_hops": hops}}},
+    }
+    refused = httpx.post(url + "/", json=body, headers=headers, timeout=10).json()
+    assert refused["error"]["code"] == code
+    if hops == 3:
+        assert "come through 3 agent platforms already" in refused["error"]["message"]
+    assert not ChatSession.objects.exists() and not Run.objects.exists()
+
+
+def test_a_message_within_the_hop_bound_is_a_turn_that_remembers_its_hops(url, tokens):
+    task = send(url, tokens["alice"], "what is 2+3?", hops=2)
+    assert task.status.state == COMPLETED
+    assert Run.objects.get(pk=task.id).budget["a2a_hops"] == 2
 
 
 def test_a_wait_for_a_person_is_input_required_then_tasks_get_follows_the_run(url, tokens):

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import openai
 import pytest
+from channels.db import database_sync_to_async
 
 from agents.demo import TRANSLATOR_PATH, seed_demo_agents
 from agents.models import Agent
-from chat.interop.demo_translator import translated
+from chat.interop.demo_translator import QUESTION, WORKING, has_text_to_convert, translated
 from chat.models import ChatMessage
 from chat.tokens import token_create
+from tests.chat.helpers import connect, events_until, send_frame
 from tests.e2e.conftest import module_asgi_server  # noqa: F401  (the fixture)
 from tests.factories import make_user
 
@@ -45,3 +47,53 @@ def test_the_assistant_asks_the_remote_translator_over_a2a(module_asgi_server): 
     expert = ChatMessage.objects.get(run__depth=1, role="agent")
     assert expert.agent["name"] == "translator"
     assert expert.content == "[offline translator] 请翻译成简体：会议在下周一"
+
+
+@pytest.mark.parametrize(
+    ("asked", "has_text"),
+    [
+        ("幫我翻譯", False),
+        ("请翻译成简体", False),
+        ("please translate into traditional", False),
+        ("請翻譯成簡體：會議在下週一", True),
+        ("translate 早安", True),
+    ],
+)
+def test_the_translator_asks_for_the_text_when_the_task_has_none(asked, has_text):
+    assert has_text_to_convert(asked) is has_text
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_translator_asks_the_user_for_the_text_and_converts_the_answer(
+    module_asgi_server,  # noqa: F811
+    settings,
+):
+    """Offline, as in the demo: the remote's question reaches the user as the assistant's
+    expert's question; the user's answer goes back on the same remote task."""
+    settings.TASKS_RUN_SYNC = True
+    await database_sync_to_async(seed_demo_agents)()
+    await database_sync_to_async(
+        lambda: Agent.objects.filter(name="translator").update(
+            base_url=module_asgi_server.url + TRANSLATOR_PATH
+        )
+    )()
+    user = await database_sync_to_async(make_user)("bob")
+    ws = await connect(user)
+    await ws.send_json_to(send_frame("請幫我翻譯"))
+    events = await events_until(ws, "run.waiting", 20)
+    waiting = events[-1]
+    assert waiting["agent"]["name"] == "translator" and waiting["data"]["audience"] == "user"
+    called = next(e for e in events if e["type"] == "tool.called")
+    assert called["data"]["arguments"] == {"question": QUESTION}
+    note = next(e for e in events if e["type"] == "run.progress")
+    assert note["data"]["text"] == WORKING and note["agent"]["name"] == "translator"
+
+    answer = {"type": "human.answer", "item_id": waiting["data"]["item_id"]}
+    await ws.send_json_to({**answer, "answer": "會議在下週一，請準備發票"})
+    events = await events_until(ws, "run.completed", 20, depth=0)
+    await ws.disconnect()
+    assert events[-1]["data"]["status"] == "succeeded"
+    converted = await database_sync_to_async(
+        lambda: ChatMessage.objects.filter(run__depth=1, role="agent").latest("created_at")
+    )()
+    assert converted.content == "[offline translator] 会议在下周一，请准备发票"

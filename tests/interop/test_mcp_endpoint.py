@@ -16,8 +16,9 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from agents.demo import seed_demo_agents
+from agents.demo import TRANSLATOR_PATH, seed_demo_agents
 from agents.models import Agent
+from chat.interop.demo_translator import WORKING
 from chat.interop.mcp_tools import Answer
 from chat.models import ChatMessage, ChatSession
 from chat.tokens import token_create
@@ -138,6 +139,14 @@ def test_an_answer_comes_with_progress_and_its_session_continues(url, tokens):
     asked = ChatMessage.objects.filter(session_id=session_id, role="user")
     assert sorted(asked.values_list("content", flat=True)) == [DELEGATING, "what is 2+3?"]
     assert ChatSession.objects.count() == 1
+
+
+def test_a_remote_experts_own_status_is_a_progress_notification(url, tokens):
+    Agent.objects.filter(name="translator").update(base_url=url + TRANSLATOR_PATH)
+    notes: list[str] = []
+    answer = ask(url, tokens["alice"], {"question": "請翻譯成簡體：會議在下週一"}, notes)
+    assert not answer.is_error and "会议在下周一" in answer.structured_content["answer"]
+    assert notes == ["正在詢問 翻譯員…", f"翻譯員: {WORKING}"]
 
 
 def test_another_users_session_cannot_be_continued_or_seen(url, tokens):

@@ -12,6 +12,7 @@ from agents.demo import seed_demo_agents
 from agents.knowledge.demo import knowledge_seed_demo
 from agents.mcp.demo import mcp_seed_demo
 from agents.models import Agent
+from chat.channels.demo.store import demo_line_seed
 from delegation.evals.demo import evals_seed_demo
 from delegation.routing.models import RoutingPolicy
 from delegation.routing.seeds import routing_seed
@@ -46,6 +47,9 @@ class Command(BaseCommand):
                         username, password=password, is_staff=staff, is_superuser=staff
                     )
                     self.stdout.write(f"User created: {username} / {password}")
+        if options["users"] and settings.DEMO_LINE:
+            account = demo_line_seed(username="demo")
+            self.stdout.write(f"Demo LINE account of demo: {account} (/demo/line/)")
         kbs = knowledge_seed_demo()
         self.stdout.write(f"Demo knowledge bases: {', '.join(kb.name for kb in kbs)}")
         if not RoutingPolicy.objects.filter(name="departments").exists():
