@@ -28,6 +28,7 @@ EVENT_TYPES = frozenset(
         "tool.called",
         "tool.result",
         "tool.progress",
+        "run.progress",
         "delegation.started",
         "delegation.completed",
         "run.completed",

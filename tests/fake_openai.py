@@ -2,11 +2,14 @@
 
 It speaks the Chat Completions streaming wire format (server-sent events) so the real `openai`
 client is exercised end to end: text deltas, tool-call arguments split across chunks, usage,
-HTTP errors, malformed streams and stalls.
+HTTP errors, malformed streams and stalls. It also answers the audio API (transcriptions of a
+multipart upload, speech as audio/mpeg) as `FakeOpenAI.audio` scripts it.
 """
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 import hashlib
 import json
 import socket
@@ -70,6 +73,21 @@ def error(status: int, message: str = "scripted failure") -> Reply:
     return Reply(status=status, error_message=message)
 
 
+# A second of silence as MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz: 417 bytes a frame, side
+# information all zero), which browsers decode: what /v1/audio/speech answers unless told.
+SILENT_MP3 = (b"\xff\xfb\x90\x64" + bytes(413)) * 38
+
+
+@dataclass
+class Audio:
+    """What the audio endpoints answer, until a test changes it."""
+
+    transcript: str = "hello from the fake speech server"  # /v1/audio/transcriptions' text
+    speech: bytes = SILENT_MP3  # /v1/audio/speech's body (audio/mpeg)
+    status: int = 200  # non-200: an error body instead
+    stall_seconds: float = 0.0  # sleep before answering (a server that times out)
+
+
 class Team:
     """Scripts replies per agent: requests are told apart by the system prompt "You are NAME."
     (what tests.factories.make_agent gives). Unscripted agents answer "NAME default answer"."""
@@ -123,11 +141,16 @@ class FakeOpenAI:
         self.fallback: Callable[[dict[str, Any]], Reply] = lambda body: text("fallback answer")
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []  # the Authorization header of each request
+        self.headers: list[dict[str, str]] = []  # every header of each request, lower-cased names
         self.embedding_requests: list[dict[str, Any]] = []  # bodies sent to /v1/embeddings
         self.embeddings_status = 200  # set to e.g. 500 to make /v1/embeddings fail
         # Clear it to hold /v1/embeddings answers (a slow embedding server) until it is set.
         self.embeddings_gate = threading.Event()
         self.embeddings_gate.set()
+        self.audio = Audio()
+        # What reached the audio endpoints: `endpoint` ("transcriptions" or "speech") and the
+        # fields sent (for a transcription: `file` bytes, `filename`, `content_type`).
+        self.audio_requests: list[dict[str, Any]] = []
         self.active = 0  # requests being answered now
         self.max_active = 0  # the most answered at once (shows parallel callers)
         self._lock = threading.Lock()
@@ -164,6 +187,42 @@ class FakeOpenAI:
                 return self.replies.popleft()
         return self.fallback(body)  # outside the lock: a scripted reply may wait for another
 
+    def _embeddings_answer(self, body: dict[str, Any]) -> tuple[int, bytes]:
+        """(status, JSON body) of an embeddings request: a vector per input text."""
+        status = self.embeddings_status
+        texts = body.get("input", [])
+        texts = [texts] if isinstance(texts, str) else texts
+        answer = (
+            {
+                "object": "list",
+                "model": body.get("model", "fake-embed"),
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": embedding(t)}
+                    for i, t in enumerate(texts)
+                ],
+                "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+            }
+            if status == 200
+            else {"error": {"message": "scripted embeddings failure", "type": "fake"}}
+        )
+        return status, json.dumps(answer).encode()
+
+    def _audio_answer(self, endpoint: str, content_type: str, raw: bytes) -> tuple[int, str, bytes]:
+        """(status, content type, body) of an audio request, recorded; as `audio` scripts it."""
+        script = self.audio
+        speech = endpoint == "speech"
+        fields = json.loads(raw or b"{}") if speech else _multipart(content_type, raw)
+        with self._lock:
+            self.audio_requests.append({"endpoint": endpoint, **fields})
+        if script.stall_seconds:
+            time.sleep(script.stall_seconds)
+        if script.status != 200:
+            failure = {"error": {"message": "scripted audio failure", "type": "fake"}}
+            return script.status, "application/json", json.dumps(failure).encode()
+        if speech:
+            return 200, "audio/mpeg", script.speech
+        return 200, "application/json", json.dumps({"text": script.transcript}).encode()
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -175,11 +234,20 @@ class FakeOpenAI:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
                 fake.authorizations.append(self.headers.get("Authorization"))
-                if self.path.rstrip("/").endswith("/embeddings"):
-                    self._send_embeddings(body)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                # The last segment of the path names the endpoint; anything else is a chat.
+                endpoint = self.path.rstrip("/").rsplit("/", 1)[-1]
+                other = {
+                    "embeddings": self._send_embeddings,
+                    "transcriptions": self._send_audio,
+                    "speech": self._send_audio,
+                }.get(endpoint)
+                if other is not None:
+                    other(endpoint, raw)
                     return
+                body = json.loads(raw or b"{}")
                 reply = fake._next(body)
                 with fake._lock:
                     fake.active += 1
@@ -195,31 +263,25 @@ class FakeOpenAI:
                     with fake._lock:
                         fake.active -= 1
 
-            def _send_embeddings(self, body: dict[str, Any]) -> None:
+            def _send_embeddings(self, endpoint: str, raw: bytes) -> None:
+                body = json.loads(raw or b"{}")
                 # One small answer per request: without NODELAY, Nagle + delayed ACK add 40 ms.
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 with fake._lock:
                     fake.embedding_requests.append(body)
                 fake.embeddings_gate.wait(timeout=120)
-                status = fake.embeddings_status
-                texts = body.get("input", [])
-                texts = [texts] if isinstance(texts, str) else texts
-                answer = (
-                    {
-                        "object": "list",
-                        "model": body.get("model", "fake-embed"),
-                        "data": [
-                            {"object": "embedding", "index": i, "embedding": embedding(t)}
-                            for i, t in enumerate(texts)
-                        ],
-                        "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
-                    }
-                    if status == 200
-                    else {"error": {"message": "scripted embeddings failure", "type": "fake"}}
-                )
-                payload = json.dumps(answer).encode()
+                status, payload = fake._embeddings_answer(body)
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _send_audio(self, endpoint: str, raw: bytes) -> None:
+                content_type = self.headers.get("Content-Type", "")
+                status, kind, payload = fake._audio_answer(endpoint, content_type, raw)
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
@@ -254,6 +316,23 @@ class FakeOpenAI:
                 self.close_connection = True
 
         return Handler
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, Any]:
+    """The fields of a multipart/form-data body; the file's bytes under `file`, with its
+    `filename` and `content_type`."""
+    head = f"Content-Type: {content_type}\r\n\r\n".encode()
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + raw)
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        data = part.get_payload(decode=True) or b""
+        if part.get_filename() is not None:
+            fields.update(file=data, filename=part.get_filename())
+            fields["content_type"] = part.get_content_type()
+        else:
+            fields[str(name)] = data.decode()
+    return fields
 
 
 EMBEDDING_DIM = 64

@@ -30,6 +30,7 @@ from delegation.humans.selectors import human_info, waiting_for
 from delegation.humans.tools import ASK_USER, QUESTION_TOOLS
 from delegation.models import Run
 from delegation.runs.emitter import RunEmitter
+from delegation.runs.hooks import HOOKS
 from delegation.runs.transcript import arguments_shown
 from delegation.steps.tool_run import budget_refusal, outside_call_logged, tool_message_save
 from delegation.tree.budget import budget_take_tool_call
@@ -245,6 +246,8 @@ def _ask(
         emitter.emit("tool.called", message_id, **shown, human=human_info(item))
         session_notify(item, "run.waiting")
         inbox_notify(item, "inbox.new_item")
+        for waiting in HOOKS.person_waiting:  # (channels: the question in the user's chat)
+            waiting(run, item)
         what = f"asked {waiting_for(item)}: {item.question}" if question else f"asks to run {name}"
         if reason == MAY_HAVE_RUN:
             what = f"asks whether to run {name} again: it may have run when its worker stopped"

@@ -22,6 +22,7 @@ from django.db import transaction
 
 from chat.services import message_text_save
 from delegation.models import Run
+from delegation.runs.hooks import HOOKS
 from delegation.runs.keeper import Keeper, keeper
 from delegation.runs.writes import RunStopped, run_heartbeat
 
@@ -64,6 +65,9 @@ def checkpoint_write(checkpoint: Checkpoint, text: str, seq: int) -> None:
         message_text_save(message_id=checkpoint.message_id, content=text, new=checkpoint.new)
         run_heartbeat(run=checkpoint.run, seq=seq)
     checkpoint.new = None
+    if checkpoint.run.parent_id is None:
+        for growing in HOOKS.answer_growing:  # (channels: the answer so far in Slack's note)
+            growing(checkpoint.run, text)
 
 
 def checkpoints() -> Keeper:

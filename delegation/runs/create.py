@@ -49,11 +49,16 @@ def run_create(
     user_message: Any = None,
     routing_request: dict[str, bool] | None = None,
     language: str = "",
+    a2a_hops: int = 0,
 ) -> Run:
     """A queued root run with the agent's definition pinned as it is now, and a fresh budget;
-    `routing_request` holds the turn's routing flags (force_strict, force_guide, debug) and
-    `language` the one its messages are in."""
+    `routing_request` holds the turn's routing flags (force_strict, force_guide, debug),
+    `language` the one its messages are in, and `a2a_hops` how many agent platforms its
+    message came through (kept in the budget: A2A_MAX_HOPS bounds them)."""
     now = timezone.now()
+    budget = budget_initial()
+    if a2a_hops:
+        budget["a2a_hops"] = a2a_hops
     return _NEW_RUN.insert(
         Run(
             session=session,
@@ -68,7 +73,7 @@ def run_create(
             task=task,
             language=language,
             transcript=transcript,
-            budget=budget_initial(),
+            budget=budget,
             # Its first model call, taken from the turn's budget now (no statement later).
             tree_model_calls=1,
             reserved_call=0,

@@ -148,6 +148,9 @@ def _after_end(
     emitter.emit("run.completed", status=status, usage=run.usage, error=_public(error), **extra)
     if run.parent_id:
         HOOKS.report(run, hand_over)  # (delegation.tree.report)
+    else:
+        for ended in HOOKS.turn_ended:  # (channels: the answer to the channel it came from)
+            ended(run)
 
 
 def run_stop(*, run: Run) -> bool:

@@ -33,6 +33,16 @@ class Hooks:
     report: Callable[[Run, HandOver | None], None] = _nothing
     # A turn's entry run succeeded, before it is reported done (routing: session memory).
     turn_succeeded: list[Callable[[Run], None]] = field(default_factory=list)
+    # A run asked an expert: the asking run and the line that says so in its language, as the
+    # page shows it (channels: show it in the chat the turn came from).
+    expert_asked: list[Callable[[Run, str], None]] = field(default_factory=list)
+    # A turn's entry run saved more of its streaming answer (every checkpoint, a few times a
+    # second, on the keeper thread): the run and the text so far (channels: Slack shows it).
+    answer_growing: list[Callable[[Run, str], None]] = field(default_factory=list)
+    # A run now waits for a person: the run and its inbox item (channels: ask in the chat).
+    person_waiting: list[Callable[[Run, Any], None]] = field(default_factory=list)
+    # A turn's entry run ended, any way, after its `run.completed` (channels: deliver the answer).
+    turn_ended: list[Callable[[Run], None]] = field(default_factory=list)
     # What a turn's `run.completed` event adds (routing: its mode).
     completed_data: list[Callable[[Run], dict[str, Any]]] = field(default_factory=list)
     # A new expert's run, before it is written: its config, as a feature pins it (evals'

@@ -32,6 +32,14 @@ MEMORY_NOTE = (
 )
 
 
+def _model(config: dict[str, Any]) -> str:
+    """The model the call names (shown, recorded and priced under): the agent's, else a remote
+    agent's name, else OPENAI_MODEL."""
+    if config["model"]:
+        return config["model"]
+    return config["name"] if config["provider"] == "a2a" else settings.OPENAI_MODEL
+
+
 def model_request(run: Run, tools: dict[str, Tool], final: bool) -> ModelRequest:
     """The model request of this step: the pinned config, transcript and offered tools."""
     config = run.agent_config
@@ -40,13 +48,16 @@ def model_request(run: Run, tools: dict[str, Tool], final: bool) -> ModelRequest
     if targets:
         schemas.append(delegate_tool_schema(targets))
     return ModelRequest(
-        model=config["model"] or settings.OPENAI_MODEL,
+        model=_model(config),
         messages=model_messages(run),
         tools=schemas,
         temperature=config["temperature"],
         max_tokens=config["max_tokens"],
         base_url=config["base_url"],
         api_key_env=config.get("api_key_env", ""),
+        secret_headers=config.get("secret_headers") or {},
+        timeout=config.get("call_timeout_seconds"),
+        a2a_hops=(run.root_or_self.budget or {}).get("a2a_hops", 0),
     )
 
 

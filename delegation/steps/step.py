@@ -16,7 +16,14 @@ from typing import Any
 from django.db import transaction
 
 from agents.providers import provider_for
-from agents.providers.base import ModelRequest, ProviderError, TextDelta, ToolCallRequest, Usage
+from agents.providers.base import (
+    ModelRequest,
+    Note,
+    ProviderError,
+    TextDelta,
+    ToolCallRequest,
+    Usage,
+)
 from agents.registry import Tool
 from config.db.pool import connection_lend
 from delegation.models import Run, RunStatus
@@ -151,7 +158,8 @@ def _call_model(delivery: Delivery, tools: dict[str, Tool]) -> ModelCall:
 def _stream(
     provider: Any, request: ModelRequest, stream: MessageStream, lease: LeaseKeeper
 ) -> tuple[list[ToolCallRequest], Usage]:
-    """Relay one model call's text; its tool calls and usage. NUL characters are dropped."""
+    """Relay one model call's text (and its notes, as `run.progress`); its tool calls and
+    usage. NUL characters are dropped."""
     calls: list[ToolCallRequest] = []
     usage = Usage()
     try:
@@ -164,6 +172,8 @@ def _stream(
                 calls.append(ToolCallRequest(event.id, event.name, arguments))
             elif isinstance(event, Usage):
                 usage = event
+            elif isinstance(event, Note):
+                stream.emitter.emit("run.progress", text=event.text)
     except RunStopped:
         stream.keep_text()  # stopped or taken over: keep the words already shown, emit nothing
         raise

@@ -163,7 +163,8 @@ class MessageStream:
         self._checkpoint.due = now + PERSIST_INTERVAL
         self._checkpoint.new = self._fields()
         self.emitter.streaming.add(self.message_id)
-        self._saved_at = self._flushed_at = now
+        # The first delta goes out at once (time to first token); only what follows coalesces.
+        self._saved_at, self._flushed_at = now, float("-inf")
         self.emitter.emit("message.started", self.message_id, model=self.model_label)
 
     def _flush(self, now: float) -> None:

@@ -81,6 +81,8 @@ def delegation_begin(
             summary=summary,
         )
         emitter.emit("delegation.started", message_id, call_id=call["id"], **info, summary=summary)
+        for asked in HOOKS.expert_asked:  # (channels: the line in the turn's chat)
+            asked(caller, summary)
         HOOKS.activity(
             kind="delegation_asked",
             run=caller,
@@ -266,6 +268,8 @@ def delegation_reattempt(
                 data={"call_id": call_id, **info, "summary": summary},
             )
         )
+        for asked in HOOKS.expert_asked:
+            asked(caller, summary)
         HOOKS.activity(
             kind="fallback",
             run=child,

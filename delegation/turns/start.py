@@ -47,12 +47,14 @@ def turn_start(
     flags: dict[str, bool] | None = None,
     origin: str = MessageOrigin.TYPED,
     language: str = "",
+    a2a_hops: int = 0,
 ) -> SentMessage:
     """Store the user's message and start the entry agent on it; a repeated id changes nothing.
 
     `flags`: `force_strict` / `force_guide` (routing overrides) and `debug` (a staff user's
     socket gets the `routing.decided` event). `origin`: "scheduled" for a scheduled prompt.
     `language`: the page's language; the reply is in the message's own language, else that.
+    `a2a_hops`: the agent platforms the message came through (our A2A server's turns).
     """
     if origin not in MessageOrigin.values:
         raise ValueError(f"unknown message origin {origin!r}")
@@ -65,6 +67,7 @@ def turn_start(
         flags=routing_flags(flags),
         origin=origin,
         language=language,
+        a2a_hops=a2a_hops,
     )
 
 
@@ -123,6 +126,7 @@ def _start(
     flags: dict[str, bool],
     origin: str,
     language: str,
+    a2a_hops: int = 0,
 ) -> SentMessage:
     existing = existing_message(user=user, session_id=session_id, message_id=message_id)
     if existing is not None:
@@ -153,6 +157,7 @@ def _start(
         flags=flags,
         fresh=fresh,
         language=language,
+        a2a_hops=a2a_hops,
     )
     if not fresh:  # the session moves up the user's list (a new one is named and dated)
         if not session.title:  # a session created empty is named after its first message
@@ -223,6 +228,7 @@ def turn_begin(
     since: ChatMessage | None = None,
     fresh: bool = False,
     language: str = "",
+    a2a_hops: int = 0,
 ) -> Run:
     """The root run answering `message` with the history of its branch before it (or before
     `since`, the message it replaces), announced with `message.created`, queued after commit.
@@ -238,6 +244,7 @@ def turn_begin(
         user_message=message,
         routing_request=flags,
         language=reply_language(message.content, language),
+        a2a_hops=a2a_hops,
     )
     if announce:
         emit(

@@ -23,6 +23,7 @@ from delegation.runs.writes import RunStopped, run_heartbeat
 from delegation.steps import streaming
 from delegation.steps.streaming import MessageStream
 from tests.factories import make_agent
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -229,6 +230,21 @@ def sent_by(stream: MessageStream, monkeypatch) -> list[dict]:
     return sent
 
 
+def test_the_first_words_go_out_at_once_and_what_follows_is_coalesced(user, settings, monkeypatch):
+    """Time to the first token: the first delta is not held for a coalescing window."""
+    settings.EVENT_COALESCE_MS = 60_000
+    stream = new_stream(user)
+    sent = sent_by(stream, monkeypatch)
+    stream.add("Hel")
+    stream.add("lo")
+    stream.add(", world")
+    assert [e["type"] for e in sent] == ["message.started", "message.delta"]
+    assert sent[1]["data"]["text"] == "Hel"
+    stream.complete(usage={})
+    deltas = [e["data"]["text"] for e in sent if e["type"] == "message.delta"]
+    assert deltas == ["Hel", "lo, world"]
+
+
 def test_words_kept_after_the_end_are_announced_once_as_a_reload_would_show_them(
     unsaved, monkeypatch
 ):
@@ -238,6 +254,9 @@ def test_words_kept_after_the_end_are_announced_once_as_a_reload_would_show_them
     unsaved.add("Hello")
     Run.objects.filter(pk=unsaved.emitter.run.pk).update(status=RunStatus.CANCELLED)
     run_mark_ended(unsaved.emitter.run.pk)
+    # (On Redis this process hears the end a moment later; until then words still go out,
+    # and are kept as shown.)
+    wait_until(unsaved.emitter.end.ended, what="this process to hear the end")
     unsaved.add(" and more")  # after the end: never sent, never kept
     unsaved.keep_text()
     assert saved(unsaved) == ("Hello", MessageStatus.CANCELLED)

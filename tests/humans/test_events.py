@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group
 
 from chat.events import flush_events
 from delegation.humans.models import InboxItem
-from tests.chat.helpers import connect, send_frame
+from tests.chat.helpers import connect, events_until, send_frame
 from tests.factories import make_user
 from tests.fake_openai import text, tool_call
 from tests.humans.conftest import agent
@@ -25,17 +25,6 @@ def sync_tasks(settings):
     settings.TASKS_RUN_SYNC = True
 
 
-async def until(ws, kind: str, depth: int | None = None) -> list[dict]:
-    events = []
-    while True:
-        event = await ws.receive_json_from(timeout=10)
-        events.append(event)
-        if event["type"] == kind and (
-            depth is None or (event["agent"] or {}).get("depth") == depth
-        ):
-            return events
-
-
 async def test_the_user_answers_ask_user_with_a_frame_and_only_they_can(user, other_user, team):
     await database_sync_to_async(agent)("boss", is_entry=True, tool_keys=["ask_user"])
     team.script(
@@ -45,7 +34,7 @@ async def test_the_user_answers_ask_user_with_a_frame_and_only_they_can(user, ot
     )
     ws = await connect(user)
     await ws.send_json_to(send_frame("something to drink"))
-    events = await until(ws, "run.waiting")
+    events = await events_until(ws, "run.waiting")
     called = next(e for e in events if e["type"] == "tool.called")
     waiting = events[-1]
     assert called["data"]["human"]["options"] == ["Tea", "Coffee"]
@@ -60,7 +49,7 @@ async def test_the_user_answers_ask_user_with_a_frame_and_only_they_can(user, ot
     await intruder.disconnect()
 
     await ws.send_json_to({"type": "human.answer", "item_id": item_id, "answer": "Tea"})
-    events = await until(ws, "run.completed", depth=0)
+    events = await events_until(ws, "run.completed", depth=0)
     resumed = next(e for e in events if e["type"] == "run.resumed")
     result = next(e for e in events if e["type"] == "tool.result")
     assert resumed["data"]["status"] == "answered"
@@ -80,10 +69,10 @@ async def test_the_user_cancels_a_wait_with_a_frame(user, team):
     team.script("boss", tool_call("ask_human", {"question": "Refund?"}), text("Cancelled, ok."))
     ws = await connect(user)
     await ws.send_json_to(send_frame("refund please"))
-    waiting = (await until(ws, "run.waiting"))[-1]
+    waiting = (await events_until(ws, "run.waiting"))[-1]
     assert waiting["data"]["waiting_for"] == "a staff member"
     await ws.send_json_to({"type": "human.cancel", "item_id": waiting["data"]["item_id"]})
-    events = await until(ws, "run.completed", depth=0)
+    events = await events_until(ws, "run.completed", depth=0)
     result = next(e for e in events if e["type"] == "tool.result")
     assert result["data"]["error"]["code"] == "human_cancelled"
     await ws.disconnect()
@@ -101,7 +90,7 @@ async def test_staff_sockets_get_the_items_they_may_decide_once_each(user, staff
     member, other, boss = [await connect(p) for p in (staff, outsider, superuser)]
     ws = await connect(user)
     await ws.send_json_to(send_frame("refund please"))
-    await until(ws, "run.waiting")
+    await events_until(ws, "run.waiting")
     for socket in (member, boss):
         event = await socket.receive_json_from(timeout=5)
         assert event["type"] == "inbox.new_item"
