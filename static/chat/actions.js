@@ -1,6 +1,7 @@
 // The footer of a message: when it was written (shown on hover), the tokens and cost of an
-// answer, and its actions: copy, edit (your messages), try again (the latest turn), thumbs up
-// or down with an optional note (answers). Buttons carry `data-action`; the transcript routes
+// answer, and its actions: copy, read aloud (answers, when the server can speak: voice.js), edit
+// (your messages), try again (the latest turn), thumbs up or down with an optional note
+// (answers). Buttons carry `data-action`; the transcript routes
 // clicks to the page (main.js), which calls the REST API.
 
 import { gettext, interpolate, language, ngettext } from "./i18n.js";
@@ -21,6 +22,9 @@ function actionButton(action, label, pressed = null) {
   if (pressed !== null) button.setAttribute("aria-pressed", String(pressed));
   return button;
 }
+
+// The server reads answers aloud (TTS_MODEL is set, docs/voice.md).
+const speech = Boolean(document.getElementById("app")?.dataset.speechUrl);
 
 const sameDay = (a, b) => a.toDateString() === b.toDateString();
 
@@ -91,6 +95,12 @@ export function paintFooter(node, { retry = false } = {}) {
   const usage = node.role === "agent" ? formatUsage(node.usage) : "";
   if (usage) parts.push(el("span", "usage", usage));
   if (node.text) parts.push(actionButton("copy", gettext("Copy")));
+  if (speech && node.role === "agent" && node.status === "completed" && node.text) {
+    const label = node.speaking ? gettext("Stop reading aloud") : gettext("Read aloud");
+    const button = actionButton("speak", label, Boolean(node.speaking));
+    if (node.speaking) button.dataset.state = node.speaking;
+    parts.push(button);
+  }
   if (node.role === "user" && !node.superseded && !node.scheduled) {
     parts.push(actionButton("edit", gettext("Edit and send again")));
   }

@@ -16,33 +16,42 @@ function csrfToken() {
   return document.querySelector("input[name=csrfmiddlewaretoken]")?.value || "";
 }
 
+/** fetch() with the session cookie (and the CSRF token for unsafe methods); a network failure
+ * rejects with an ApiError ("abort" when `init.signal` aborted it). */
+async function send(url, init) {
+  const headers = { ...init.headers };
+  if (!["GET", "HEAD"].includes(init.method)) headers["X-CSRFToken"] = csrfToken();
+  try {
+    return await fetch(url, { ...init, headers, credentials: "same-origin" });
+  } catch (error) {
+    if (error?.name === "AbortError") throw new ApiError("", "abort", 0);
+    throw new ApiError(gettext("The server cannot be reached right now."), "network", 0);
+  }
+}
+
+/** The ApiError of a failed answer: the server's plain sentence when it sent one. */
+async function failure(response) {
+  const data = await response.json().catch(() => null);
+  const error = data?.error || {};
+  const message =
+    error.message ||
+    interpolate(gettext("The server answered %(status)s."), { status: response.status });
+  return new ApiError(message, error.code || "http_error", response.status);
+}
+
 /** Call the API; resolves to the JSON body (null for 204), rejects with an ApiError whose
  * message is the server's plain sentence ({"error": {"code", "message", "details"}}). */
 export async function api(method, url, body) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (!["GET", "HEAD"].includes(method)) headers["X-CSRFToken"] = csrfToken();
-  let response;
-  try {
-    response = await fetch(url, {
-      method,
-      headers,
-      credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch {
-    throw new ApiError(gettext("The server cannot be reached right now."), "network", 0);
-  }
+  const response = await send(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (response.status === 204) return null;
-  const data = await response.json().catch(() => null);
-  if (!response.ok) {
-    const error = data?.error || {};
-    const message =
-      error.message ||
-      interpolate(gettext("The server answered %(status)s."), { status: response.status });
-    throw new ApiError(message, error.code || "http_error", response.status);
-  }
-  return data;
+  if (!response.ok) throw await failure(response);
+  return response.json().catch(() => null);
 }
 
 export const sessionsApi = {
@@ -76,4 +85,30 @@ export const actionsApi = {
   feedback: (sid) => api("GET", `${session(sid)}/feedback/`),
   session: (sid) => api("GET", `${session(sid)}/`),
   search: (q) => api("GET", `/api/v1/sessions/search/?q=${encodeURIComponent(q)}`),
+};
+
+// The page's voice endpoints (docs/voice.md): their URLs come from the page (#app data-*).
+export const voiceApi = {
+  /** The words of a recording (a Blob), as {text}. */
+  transcribe: async (url, recording, signal) => {
+    const form = new FormData();
+    const subtype = recording.type.split(";")[0].split("/")[1] || "webm";
+    const extension = subtype.replace("x-", "");
+    form.append("audio", recording, `recording.${extension}`);
+    const init = { method: "POST", headers: { Accept: "application/json" }, body: form, signal };
+    const response = await send(url, init);
+    if (!response.ok) throw await failure(response);
+    return response.json();
+  },
+  /** An answer read aloud: its audio as an ArrayBuffer. */
+  speech: async (url, messageId, signal) => {
+    const response = await send(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ message_id: messageId }),
+      signal,
+    });
+    if (!response.ok) throw await failure(response);
+    return response.arrayBuffer();
+  },
 };

@@ -23,6 +23,7 @@ import {
   stored,
   toast,
 } from "./ui.js";
+import { insertAtCursor, ReadAloud, VoiceInput, voiceConfig } from "./voice.js";
 
 const $ = (id) => document.getElementById(id);
 const app = $("app");
@@ -176,6 +177,7 @@ function showEarlierButton() {
 
 function openSession(id) {
   if (id === state.sessionId && state.sessionKnown) return;
+  readAloud?.stop();
   drafts.switchTo(id);
   state.sessionId = id;
   state.sessionKnown = true;
@@ -189,6 +191,7 @@ function openSession(id) {
 }
 
 function newChat() {
+  readAloud?.stop();
   drafts.switchTo(null);
   state.sessionId = null;
   state.sessionKnown = false;
@@ -263,7 +266,8 @@ const handlers = {
     const load = () =>
       transcript.loadSnapshot(
         [...state.earlier, ...messages.filter((m) => !shown.has(m.id))],
-        ev.data.modes || {}
+        ev.data.modes || {},
+        ev.data.active_run_id
       );
     // A page of history keeps its own place (showEarlierButton); a reader up in older
     // messages stays there; a turn the user just started is shown.
@@ -280,7 +284,8 @@ const handlers = {
     state.waitingRuns = new Set(ev.data.waiting_run_ids || []);
     const active = ev.data.active_run_id;
     setActiveRun(active);
-    const started = (ev.data.messages || []).some((m) => m.run_id === active);
+    const started =
+      (ev.data.messages || []).some((m) => m.run_id === active) || transcript.isStreaming(active);
     if (active && !started) transcript.showThinking(active);
     const title = ev.data.session?.title;
     if (title) {
@@ -314,6 +319,7 @@ const handlers = {
     if (fresh) nameNewChat(ev.session_id);
   },
   "message.started": (ev) => transcript.started(ev),
+  "run.progress": (ev) => transcript.runProgress(ev),
   "message.delta": (ev) => {
     if (!transcript.delta(ev)) resync();
   },
@@ -324,6 +330,7 @@ const handlers = {
   "delegation.started": (ev) => transcript.delegationStarted(ev),
   "delegation.completed": (ev) => transcript.delegationCompleted(ev),
   "run.waiting": (ev) => {
+    transcript.runProgress({ ...ev, data: { text: "" } }); // its status no longer holds
     // A turn that waits only for staff is parked: the composer is free for the next message
     // (the server says 409 and the draft stays if an expert of it is still working).
     if (ev.data.audience === "staff" && state.activeRunId) {
@@ -496,6 +503,8 @@ async function messageAction(name, node, button) {
       const body = { id: uuid4(), text, timezone: timezone() };
       followTurn(await actionsApi.edit(sid, node.id, body));
       box.focus();
+    } else if (name === "speak") {
+      readAloud?.toggle(node);
     } else if (name === "up" || name === "down") {
       await rate(node, name);
     } else if (name === "note-skip") {
@@ -644,6 +653,29 @@ document.addEventListener("keydown", (e) => {
     box.focus();
   }
 });
+
+// ---- voice (docs/voice.md): dictation into the composer, answers read aloud -----------
+
+const voice = voiceConfig(app);
+const readAloud = voice.speechUrl
+  ? new ReadAloud({ url: voice.speechUrl, error: showNotice, announce })
+  : null;
+if (voice.transcribeUrl && $("mic")) {
+  new VoiceInput({
+    button: $("mic"),
+    strip: $("recording"),
+    url: voice.transcribeUrl,
+    maxSeconds: voice.maxSeconds,
+    maxBytes: voice.maxBytes,
+    insert: (text) => {
+      insertAtCursor(box, text); // for the user to edit or send: never sent from here
+      autosize();
+      drafts.save();
+    },
+    error: showNotice,
+    announce,
+  });
+}
 
 // ---- start ----------------------------------------------------------------------------
 

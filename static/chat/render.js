@@ -167,6 +167,16 @@ function finalText(shown, saved, status) {
   return further ? shown : saved;
 }
 
+/** The runs a snapshot shows as still running: its active turn and the experts at work. */
+function runningRuns(messages, activeRunId) {
+  const running = new Set(activeRunId ? [activeRunId] : []);
+  for (const m of messages) {
+    const delegation = m.role === "tool" && m.tool?.name === "delegate" && m.tool.delegation;
+    if (delegation && delegationStatus(m) === "running") running.add(delegation.run_id);
+  }
+  return running;
+}
+
 export class Transcript {
   /**
    * @param {HTMLElement} root     the #transcript element (also the scroller)
@@ -208,10 +218,14 @@ export class Transcript {
     this.hooks.changed();
   }
 
-  /** Replace the view with a snapshot's messages (text streamed beyond the saved partial text
-   * is kept: later deltas continue from it by offset). */
-  loadSnapshot(messages, modes = {}) {
+  /** Replace the view with a snapshot's messages. Text streamed beyond the saved partial text
+   * is kept, and so is an answer still streaming that nothing has saved yet (its run is still
+   * running in the snapshot): later deltas continue from them by offset. */
+  loadSnapshot(messages, modes = {}, activeRunId = null) {
     const before = new Map([...this.nodes].map(([id, node]) => [id, node.text]));
+    const streaming = [...this.nodes.values()].filter(
+      (n) => n.kind === "text" && n.role === "agent" && n.status === "streaming"
+    );
     this.stick(() => {
       this.clear();
       for (const message of messages) {
@@ -220,6 +234,14 @@ export class Transcript {
         const further = seen && seen.length > saved.length && seen.startsWith(saved);
         const keep = further && ["streaming", "cancelled"].includes(message.status);
         this.addStored(keep ? { ...message, content: seen } : message);
+      }
+      const running = runningRuns(messages, activeRunId);
+      for (const live of streaming) {
+        if (this.nodes.has(live.id) || !running.has(live.runId)) continue;
+        const node = this.textNode(live.id, "agent", live.runId, live.agent);
+        this.setModel(node, live.model);
+        Object.assign(node, { text: live.text, createdAt: live.createdAt });
+        this.paint(node);
       }
       for (const [runId, mode] of Object.entries(modes || {})) this.setMode(runId, mode);
       this.markStoppedTurns(messages);
@@ -246,6 +268,13 @@ export class Transcript {
     const quoted = compact(asked.text || "", 60);
     node.replyTo = el("p", "reply-to", interpolate(gettext("In reply to “%(text)s”"), { text: quoted }));
     node.header.after(node.replyTo);
+  }
+
+  /** Whether a message of this run is streaming on the page (shown live, perhaps not saved). */
+  isStreaming(runId) {
+    return [...this.nodes.values()].some(
+      (n) => n.kind === "text" && n.runId === runId && n.status === "streaming"
+    );
   }
 
   isEmpty() {
@@ -388,6 +417,15 @@ export class Transcript {
     if (!node || node.kind !== "delegation") return;
     if (ev.data.summary) node.summary = ev.data.summary;
     this.finishDelegation(node, ev.data.status, ev.data.error?.message || null);
+  }
+
+  /** A remote expert's status message while it works: on its panel until it ends or waits
+   * (an empty text clears it). */
+  runProgress(ev) {
+    const panel = this.panels.get(ev.run_id);
+    if (!panel || panel.status !== "running") return;
+    panel.note = String(ev.data.text || "");
+    this.paintDelegation(panel);
   }
 
   /** A run ended: an expert whose delegation.completed was lost still gets its status; the
@@ -746,12 +784,14 @@ export class Transcript {
       const duration = el("span", "duration");
       summary.append(who, state, duration);
       const task = el("p", "task");
+      const noteEl = el("p", "note");
       const thread = el("div", "thread");
-      details.append(summary, task, thread);
+      details.append(summary, task, noteEl, thread);
       const outcomeEl = el("p", "outcome");
       section.append(details, outcomeEl);
       node = { kind: "delegation", id, el: section, details, runKey };
-      Object.assign(node, { who, state, duration, task, thread, outcomeEl, expectOpen: false });
+      Object.assign(node, { who, state, duration, task, noteEl, thread, outcomeEl });
+      node.expectOpen = false;
       watchToggle(node, (open) => this.userToggled.set(node.runKey, open));
       this.nodes.set(id, node);
       const orphan = info.run_id ? this.panels.get(info.run_id) : null;
@@ -794,6 +834,9 @@ export class Transcript {
     const task = interpolate(gettext("Task: %(task)s"), { task: node.info.task || "" });
     node.task.textContent = node.info.task ? task : "";
     node.task.hidden = !node.info.task;
+    const note = node.status === "running" ? node.note || "" : "";
+    node.noteEl.textContent = note;
+    node.noteEl.hidden = !note;
     // A sentence in the header already says how it ended; the outcome line adds the detail
     // only when it says more.
     const outcome = node.outcome && !(node.summary || "").includes(node.outcome) ? node.outcome : "";

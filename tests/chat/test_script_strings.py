@@ -26,6 +26,7 @@ SCRIPTS = [
     "socket.js",
     "theme.js",
     "ui.js",
+    "voice.js",
 ]
 
 # Literals that look like words but are never shown: key names, an error for the console.
