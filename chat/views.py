@@ -13,7 +13,9 @@ from django.utils.translation import gettext_lazy as _
 from agents.mcp.selectors import connectable_servers
 from agents.models import Agent
 from agents.selectors import agent_usable_by
+from chat.channels.links import links_offered
 from chat.selectors import sessions_of
+from chat.voice.selectors import voice_features
 from config.text import joined
 
 # Starters on the empty page, each offered only when what answers it is there (an expert of the
@@ -82,5 +84,9 @@ def chat_index(request: HttpRequest) -> HttpResponse:
         "max_chars": settings.CHAT_MAX_MESSAGE_CHARS,
         # Systems that act with each person's own account (agents/mcp): a link to connect them.
         "connections": bool(connectable_servers(user=request.user)),
+        # The microphone and "Read aloud", each shown when its model is set (docs/voice.md).
+        "voice": voice_features(),
+        # LINE or Slack switched on: where a person sees and removes their linked accounts.
+        "chat_accounts": links_offered(),
     }
     return render(request, "chat/index.html", context)

@@ -14,6 +14,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 import chat.routing  # noqa: E402
 from agents.knowledge.sweeper import documents_recover_orphans  # noqa: E402
+from chat.channels.sweeper import channels_sweep  # noqa: E402
 from chat.interop.a2a_app import a2a_mounted  # noqa: E402
 from chat.interop.demo_translator import translator_mounted  # noqa: E402
 from chat.interop.mcp_endpoint import mcp_mounted  # noqa: E402
@@ -27,6 +28,7 @@ start_in_process_beat(
     [
         (settings.SWEEP_INTERVAL_SECONDS, runs_sweep),
         (settings.REMINDER_DISPATCH_SECONDS, reminders_dispatch),
+        (settings.SWEEP_INTERVAL_SECONDS, channels_sweep),
     ],
     # This process is the only worker: what the one before it left goes first. (Documents are
     # swept only then: nothing can stop an indexing thread, so a long one is never lost.)

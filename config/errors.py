@@ -77,12 +77,18 @@ ERROR_CODES: dict[str, str] = {
     # knowledge (REST uploads and searches; see docs/knowledge.md)
     "knowledge_base_not_found": "No such knowledge base.",
     "document_not_found": "No such document in this knowledge base.",
-    "unsupported_file": "The file type cannot be indexed (md, txt, html, pdf, docx).",
+    "unsupported_file": "The file type is not accepted (knowledge: md, txt, html, pdf, docx; "
+    "voice: audio).",
     "empty_file": "The uploaded file is empty.",
-    "file_too_large": "The file is over KNOWLEDGE_MAX_FILE_BYTES.",
+    "file_too_large": "The file is over KNOWLEDGE_MAX_FILE_BYTES (or VOICE_MAX_UPLOAD_BYTES).",
     "duplicate_document": "The same file (same content hash) is already in the knowledge base.",
     "empty_query": "The search query has no words to look for.",
     "query_too_long": "The search query is over KNOWLEDGE_MAX_QUERY_CHARS.",
+    # voice (see docs/voice.md)
+    "voice_not_configured": "Speech to text (STT_MODEL) or text to speech (TTS_MODEL) is off.",
+    "voice_unavailable": "The speech server is unreachable or refused the request.",
+    "voice_timeout": "The speech server did not answer within VOICE_TIMEOUT.",
+    "speech_too_long": "The message is over TTS_MAX_CHARS characters to read aloud.",
     # humans in the loop (see docs/humans.md)
     "inbox_item_not_found": "No such inbox item, or one the user may not see.",
     "review_not_found": "No such review, or one the user may not see.",

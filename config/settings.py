@@ -52,6 +52,7 @@ LOCAL_APPS = [
     "agents",
     "delegation",
     "chat",
+    "chat.channels",
     "reminders",
     "agents.knowledge",
     "agents.mcp",
@@ -267,6 +268,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "user": env("API_THROTTLE_USER", default="600/minute"),
         "send": env("API_THROTTLE_SEND", default="60/minute"),
+        "voice": env("API_THROTTLE_VOICE", default="30/minute"),  # transcriptions, speech
     },
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
@@ -300,9 +302,12 @@ OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_MODEL = env("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_TIMEOUT = env.float("OPENAI_TIMEOUT", default=60.0)  # seconds per model call, whole stream
-# A remote A2A agent (provider "a2a"): seconds its server may stay silent (the delegation's own
-# deadline bounds the whole answer).
+# A remote A2A agent (provider "a2a"): seconds its whole answer may take (an agent's own call
+# timeout wins).
 A2A_TIMEOUT_SECONDS = env.float("A2A_TIMEOUT_SECONDS", default=120.0)
+# How many agent platforms a request may have come through (A2A, counted in the message's
+# `agent_platform_hops`) before ours refuses it: two platforms asking each other stop there.
+A2A_MAX_HOPS = env.int("A2A_MAX_HOPS", default=3)
 # The demo's remote agent (chat/interop/demo_translator.py): served at /demo/a2a/translator/ by
 # this process when on (development, by default), reached at DEMO_SITE_URL, this server's own
 # address (`make run` sets it from HOST and PORT).
@@ -314,6 +319,55 @@ DEFAULT_MODEL_PROVIDER = env(
     "DEFAULT_MODEL_PROVIDER", default="openai" if (OPENAI_API_KEY or OPENAI_BASE_URL) else "offline"
 )
 OFFLINE_MODEL_DELAY_MS = env.int("OFFLINE_MODEL_DELAY_MS", default=25)  # per streamed word
+
+# --- Voice (docs/voice.md) -----------------------------------------------------------------------
+# Speech to text (the composer's microphone) and text to speech ("Read aloud" on answers) through
+# the OpenAI-compatible audio API: the model server and key above unless VOICE_BASE_URL and
+# VOICE_API_KEY name another (a chat server such as vLLM may have no audio). Each half switches
+# on with its model: without STT_MODEL the page has no microphone, without TTS_MODEL no
+# "Read aloud".
+STT_MODEL = env("STT_MODEL", default="")
+TTS_MODEL = env("TTS_MODEL", default="")
+VOICE_BASE_URL = env("VOICE_BASE_URL", default="")
+VOICE_API_KEY = env("VOICE_API_KEY", default="")
+VOICE_TIMEOUT = env.float("VOICE_TIMEOUT", default=30.0)  # seconds per transcription or speech
+# The voice an answer is read in, by its language (a language missing here: its base language,
+# then the first voice listed).
+TTS_VOICES = env.dict("TTS_VOICES", default={"en": "alloy", "zh-hant": "nova", "zh-hans": "nova"})
+VOICE_MAX_UPLOAD_BYTES = env.int("VOICE_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
+STT_MAX_SECONDS = env.int("STT_MAX_SECONDS", default=120)  # the page stops recording after it
+TTS_MAX_CHARS = env.int("TTS_MAX_CHARS", default=4096)  # a longer answer is not read aloud
+
+# --- Messaging channels: LINE, Slack (docs/channels.md) -----------------------------------------
+# A channel without its secrets is off (its webhook answers 404; admin says so). Secrets live in
+# the environment only. The API base URLs default to the real services (tests and proxies may
+# point elsewhere); SITE_URL is this platform's public address, for the links it sends.
+LINE_CHANNEL_SECRET = env("LINE_CHANNEL_SECRET", default="")
+LINE_CHANNEL_ACCESS_TOKEN = env("LINE_CHANNEL_ACCESS_TOKEN", default="")
+LINE_API_BASE_URL = env("LINE_API_BASE_URL", default="https://api.line.me")
+SLACK_SIGNING_SECRET = env("SLACK_SIGNING_SECRET", default="")
+SLACK_BOT_TOKEN = env("SLACK_BOT_TOKEN", default="")
+SLACK_API_BASE_URL = env("SLACK_API_BASE_URL", default="https://slack.com/api/")
+# Slack channel ids (C…) where staff approvals are posted with Approve and Reject buttons:
+# requests for no team in SLACK_APPROVALS_CHANNEL, a team's only in its own channel
+# (SLACK_APPROVALS_CHANNELS, "Planners=C0123,Finance=C0456"; a team without one: the inbox
+# only), so nobody outside a team reads its requests. Slack's Interactivity Request URL is
+# then SITE_URL + /channels/slack/interactions.
+SLACK_APPROVALS_CHANNEL = env("SLACK_APPROVALS_CHANNEL", default="")
+SLACK_APPROVALS_CHANNELS = env.dict("SLACK_APPROVALS_CHANNELS", default={})
+SITE_URL = env("SITE_URL", default=DEMO_SITE_URL)
+# The offline demo's LINE (chat/channels/demo/; `make run` turns it on): a stand-in for LINE's
+# API served by this process, and a phone page at /demo/line/. Only in development (its secret
+# is public) and while no real LINE channel is configured: it then sets the channel's secrets
+# and points LINE_API_BASE_URL at itself.
+DEMO_LINE = env.bool("DEMO_LINE", default=False) and DEBUG and not LINE_CHANNEL_SECRET
+if DEMO_LINE:
+    LINE_CHANNEL_SECRET = "demo-line-secret"
+    LINE_CHANNEL_ACCESS_TOKEN = "demo-line-token"
+    LINE_API_BASE_URL = DEMO_SITE_URL.rstrip("/") + "/demo/line/api"
+# An event not processed, or an ended turn's answer not sent, this long: queued again (a dead
+# worker's); the sweep runs as often as the runs' sweep.
+CHANNEL_STALE_SECONDS = env.int("CHANNEL_STALE_SECONDS", default=60)
 
 # --- Chat and runs -------------------------------------------------------------------------------
 CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=32_000)
@@ -519,6 +573,11 @@ WEATHER_FORECAST_URL = env("WEATHER_FORECAST_URL", default="https://api.open-met
 
 CELERY_BEAT_SCHEDULE = {
     "sweep-runs": {"task": "delegation.sweep_runs", "schedule": SWEEP_INTERVAL_SECONDS},
+    "sweep-channels": {
+        "task": "chat_channels.sweep",
+        "schedule": SWEEP_INTERVAL_SECONDS,
+        "options": {"expires": SWEEP_INTERVAL_SECONDS},
+    },
     # Beat only triggers the dispatcher; a trigger older than one interval is dropped, not queued.
     "dispatch-reminders": {
         "task": "reminders.dispatch",

@@ -18,7 +18,9 @@ urlpatterns = [
     # The split view loads its init script from a URL: no inline script, so the CSP holds.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("voice/", include("chat.voice.urls")),  # the chat page's voice (docs/voice.md)
     path("", include("agents.mcp.urls")),
     path("", include("reminders.urls")),
+    path("", include("chat.channels.urls")),  # LINE / Slack webhooks, link pages
     path("", include("chat.urls")),
 ]

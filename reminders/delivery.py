@@ -1,5 +1,6 @@
 """Delivering due reminders: a message in the user's "Reminders" chat session, a `reminder.due`
-event to every open socket of the user (after commit), and an email when configured."""
+event to every open socket of the user (after commit), an email when configured, and a message
+to their linked LINE or Slack accounts."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from django.db.models import F
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from chat.channels.notices import notices_queue
 from chat.events import emit_to_users, envelope
 from chat.models import ChatMessage, ChatPreference, ChatSession, MessageRole, MessageStatus
 from chat.selectors import message_as_event_data
@@ -91,7 +93,8 @@ def session_title() -> str:
 def deliver_to_chat(reminders: list[Due], *, now: datetime, late_ids: set[int]) -> None:
     """Write each reminder into its user's Reminders session (inside the caller's transaction,
     so the message exists exactly when the reminder is marked sent) and emit `reminder.due` to
-    the user's sockets once that transaction commits."""
+    the user's sockets once that transaction commits; the same text goes to the LINE or Slack
+    accounts they linked for reminders (queued after commit, each sent once)."""
     if not reminders:
         return
     sessions = _sessions(reminders)
@@ -114,6 +117,9 @@ def deliver_to_chat(reminders: list[Due], *, now: datetime, late_ids: set[int]) 
     emit_to_users(
         (r.user_id, _event(r, m, as_data[m.language], late=r.id in late_ids))
         for r, m in zip(reminders, messages, strict=True)
+    )
+    notices_queue(
+        (r.user_id, m.content, f"reminder:{r.id}") for r, m in zip(reminders, messages, strict=True)
     )
 
 

@@ -12,6 +12,7 @@ from django.db import transaction
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from agents.selectors import agent_usable_by
+from chat.channels.delivery import delivery_expect
 from chat.models import ChatSession
 from config.errors import AppError
 from delegation.turns import turn_start
@@ -101,13 +102,16 @@ def scheduled_prompt_run(*, scheduled_id: int, now: datetime) -> str:
         ChatSession.objects.filter(pk=session.pk).update(agent=agent)
     message_id = uuid.uuid5(_IDS, f"{scheduled.pk}:{now:%Y-%m-%dT%H:%M}")
     try:
-        sent = turn_start(
-            user=user,
-            session_id=session.id,
-            message_id=message_id,
-            text=scheduled.prompt,
-            origin="scheduled",  # the page labels it, instead of showing it as typed
-        )
+        with transaction.atomic():  # the answer's way to the chat apps is known before it runs
+            sent = turn_start(
+                user=user,
+                session_id=session.id,
+                message_id=message_id,
+                text=scheduled.prompt,
+                origin="scheduled",  # the page labels it, instead of showing it as typed
+            )
+            if sent.run is not None and sent.created:  # (the answer to linked chat apps too)
+                delivery_expect(sent.run.id, notice=True)
     except AppError as exc:  # e.g. the previous scheduled turn is still running
         return _record(scheduled, now, exc.code, exc.message)
     _record(scheduled, now, "sent", "")

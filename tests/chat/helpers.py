@@ -36,12 +36,19 @@ def send_frame(
 
 
 async def events_until(
-    communicator: WebsocketCommunicator, last_type: str = "run.completed", timeout: float = 10
+    communicator: WebsocketCommunicator,
+    last_type: str = "run.completed",
+    timeout: float = 10,
+    *,
+    depth: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Every event received up to and including the first of `last_type`."""
+    """Every event received up to and including the first of `last_type` (of an agent at
+    `depth`, if given)."""
     events = []
     while True:
         event = await communicator.receive_json_from(timeout=timeout)
         events.append(event)
-        if event["type"] == last_type:
+        if event["type"] == last_type and (
+            depth is None or (event["agent"] or {}).get("depth") == depth
+        ):
             return events

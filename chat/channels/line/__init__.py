@@ -1,0 +1,1 @@
+"""LINE: the webhook LINE calls and the Messaging API the answers go out through."""
