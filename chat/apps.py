@@ -12,4 +12,7 @@ class ChatConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chat import tools  # noqa: F401  (registers tools)
+        from chat import (
+            metrics,  # noqa: F401  (connections held open)
+            tools,  # noqa: F401  (registers tools)
+        )

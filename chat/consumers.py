@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from rest_framework.throttling import SimpleRateThrottle
 
 from chat.events import INBOX_ALL, envelope, inbox_group, session_group, user_group
+from chat.metrics import CONNECTIONS
 from chat.models import ChatSession
 from chat.relay import LAYER_ERRORS, PROBE_TYPE, RelayProbe
 from chat.selectors import access_session, message_as_event_data
@@ -142,6 +143,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.language = page_language(self.scope)
         self.joined: set[str] = set()
         await self.accept()
+        CONNECTIONS.labels(door="websocket").inc()
         groups = [user_group(user.pk), *await database_sync_to_async(self._inbox_groups)()]
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
@@ -174,6 +176,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         """Stop probing, and leave every group this socket joined."""
+        if hasattr(self, "joined"):  # a signed-in socket, counted when it connected
+            CONNECTIONS.labels(door="websocket").dec()
         if hasattr(self, "watch"):
             self.watch.cancel()
             await self.probe.leave()

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_noop
 from rest_framework import exceptions
 
 from chat.events import envelope, session_group
+from chat.metrics import CONNECTIONS
 from chat.relay import LAYER_ERRORS, PROBE_TYPE, RelayProbe
 from chat.selectors import access_session
 from chat.tokens import ApiTokenAuthentication
@@ -69,10 +70,13 @@ class Subscription:
         self.channel = await self.layer.new_channel()
         await self.layer.group_add(self.group, self.channel)
         self.probe = RelayProbe(self.layer, self.channel)
+        CONNECTIONS.labels(door="sse").inc()
         await self.probe.join()
 
     async def leave(self) -> None:
         """Leave the groups; a failing layer is only logged (the membership expires anyway)."""
+        if self.probe is not None:
+            CONNECTIONS.labels(door="sse").dec()
         if self.probe is not None:
             await self.probe.leave()
         try:

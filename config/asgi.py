@@ -6,6 +6,9 @@ from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from config.telemetry import telemetry_setup  # noqa: E402
+
+telemetry_setup("agent-platform-web")  # before the middleware loads: Django's is traced too
 django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs apps loaded)

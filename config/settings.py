@@ -64,6 +64,7 @@ LOCAL_APPS = [
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
 
 MIDDLEWARE = [
+    "config.health.probes_middleware",  # /healthz, /readyz, a token's /metrics: before the rest
     "django.middleware.security.SecurityMiddleware",
     "chat.middleware.ContentSecurityPolicyMiddleware",  # strict CSP (chat/middleware.py)
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from any ASGI server (daphne)
@@ -237,11 +238,39 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
 
+# --- Operations: logs, traces, metrics, health (docs/operations.md) ------------------------------
+# LOG_FORMAT=json: one JSON object per line, each line of a turn's work with its run and trace
+# ids (config/logs.py); plain text otherwise.
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT must be plain or json")
+# OpenTelemetry traces, exported over OTLP only when an endpoint is set; the exporter reads the
+# other standard OTEL_* variables itself (OTEL_EXPORTER_OTLP_PROTOCOL, _HEADERS, OTEL_SERVICE_NAME).
+OTEL_EXPORTER_OTLP_ENDPOINT = env("OTEL_EXPORTER_OTLP_ENDPOINT", default="")
+OTEL_GENAI_CAPTURE_CONTENT = env.bool("OTEL_GENAI_CAPTURE_CONTENT", default=False)
+# The admin's run page links its trace: e.g. http://jaeger:16686/trace/{trace_id}
+OTEL_TRACE_URL_TEMPLATE = env("OTEL_TRACE_URL_TEMPLATE", default="")
+# /metrics answers staff, or a scraper presenting this as a bearer token (blank: staff only).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+# A Celery worker serves /metrics, /healthz and /readyz on this port when set (0: none).
+WORKER_HTTP_PORT = env.int("WORKER_HTTP_PORT", default=0)
+WORKER_HTTP_HOST = env("WORKER_HTTP_HOST", default="0.0.0.0")  # noqa: S104 (a pod's probe)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"trace": {"()": "config.logs.TraceFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["trace"]}
+    },
     "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", default="INFO")},
     "loggers": {
         "httpx": {"level": "WARNING"},
@@ -497,6 +526,8 @@ CELERY_TASK_ROUTES = {"knowledge.index_document": {"queue": "knowledge"}}
 INPROCESS_QUEUE_WORKERS = {"knowledge": env.int("INPROCESS_KNOWLEDGE_WORKERS", default=1)}
 # Tests may run enqueued tasks synchronously on commit.
 TASKS_RUN_SYNC = env.bool("TASKS_RUN_SYNC", default=False)
+# JSON logs (LOG_FORMAT=json) from workers too: Celery then leaves the root logger to LOGGING.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

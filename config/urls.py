@@ -5,12 +5,17 @@ from django.urls import include, path
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from config.metrics import metrics_view
+
 # The admin's header and title in the admin's language (Django's default reads "Django …").
 admin.site.site_header = _("Agent platform administration")
 admin.site.site_title = _("Agent platform admin")
 admin.site.index_title = _("Administration")
 
 urlpatterns = [
+    # Prometheus' scrape by a staff member's session (with METRICS_TOKEN, and the probes
+    # /healthz and /readyz: config.health.probes_middleware, before any other).
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("config.api_urls")),
     path("api/openai/v1/", include("chat.interop.urls")),  # OpenAI-compatible (docs/interop.md)

@@ -13,6 +13,7 @@ class DelegationConfig(AppConfig):
 
     def ready(self) -> None:
         """An ended expert reports to its caller: the tree's hook in the engine."""
+        from delegation import metrics  # noqa: F401  (its instruments and readings)
         from delegation.runs.hooks import hooks_register
         from delegation.tree.report import run_report
 

@@ -12,6 +12,7 @@ from delegation.humans.activity import activity_record
 from delegation.humans.decisions import items_expire
 from delegation.humans.models import ActivityKind
 from delegation.humans.watchdog import waits_check
+from delegation.metrics import RUNS_SWEPT
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.runs.claim import run_enqueue
 from delegation.runs.ending import run_end_elsewhere, run_failure
@@ -79,4 +80,7 @@ def runs_sweep() -> dict[str, int]:
         Run.objects.filter(pk=run_id).update(queued_at=now)
         run_enqueue(run_id=run_id)
         resent += 1
+    for action, count in (("timed_out", timed_out), ("resent", resent)):
+        if count:
+            RUNS_SWEPT.labels(action=action).inc(count)
     return {"timed_out": timed_out, "resent": resent}

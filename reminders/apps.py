@@ -12,7 +12,10 @@ class RemindersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from reminders import tools  # noqa: F401  (registers tools)
+        from reminders import (
+            metrics,  # noqa: F401  (dispatch counts, pending reminders)
+            tools,  # noqa: F401  (registers tools)
+        )
         from reminders.offline_rules import rules_attach
 
         rules_attach()

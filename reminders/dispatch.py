@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from config.db import AnyOf
 from reminders.delivery import DUE_FIELDS, Due, deliver_to_chat, email_send, email_targets
+from reminders.metrics import dispatch_counted
 from reminders.models import Reminder, ReminderStatus
 
 logger = logging.getLogger(__name__)
@@ -67,6 +68,14 @@ def reminders_dispatch(
 ) -> DispatchStats:
     """Send every due reminder, batch after batch, until none is due or `max_seconds`
     (REMINDER_DISPATCH_MAX_SECONDS) is up; the next pass carries on. `now` pins the clock."""
+    stats = _dispatch_pass(now, batch_size, max_seconds)
+    dispatch_counted(sent=stats.sent, late=stats.late, retried=stats.retried, failed=stats.failed)
+    return stats
+
+
+def _dispatch_pass(
+    now: datetime | None, batch_size: int | None, max_seconds: float | None
+) -> DispatchStats:
     clock: Callable[[], datetime] = (lambda: now) if now is not None else timezone.now
     size = batch_size or settings.REMINDER_BATCH_SIZE
     budget = settings.REMINDER_DISPATCH_MAX_SECONDS if max_seconds is None else max_seconds

@@ -14,7 +14,10 @@ class HumansConfig(AppConfig):
 
     def ready(self) -> None:
         """Register the question tools and the app's hooks in the run engine."""
-        from delegation.humans import tools  # noqa: F401  (registers ask_human, ask_user)
+        from delegation.humans import (
+            metrics,  # noqa: F401  (people waiting, read at scrapes)
+            tools,  # noqa: F401  (registers ask_human, ask_user)
+        )
         from delegation.humans.engine_hooks import hooks_install
 
         hooks_install()

@@ -6,6 +6,7 @@ from HumansConfig.ready().
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Exists, OuterRef
@@ -36,7 +37,25 @@ def hooks_install() -> None:
         turn_checks=turn_checks_of,
         answer_judged=answer_judge,
         checked_result=checked_result,
+        span_events=waits_as_span_events,
     )
+
+
+def waits_as_span_events(run: Run) -> list[tuple[str, int, dict[str, Any]]]:
+    """The run's waits for a person, for its trace span: when each was asked, and decided
+    (whom it waited for and how it ended; never the question's text)."""
+    events: list[tuple[str, int, dict[str, Any]]] = []
+    for item in InboxItem.objects.filter(run_id=run.id).order_by("created_at"):
+        asked = {"agent_platform.wait.kind": item.kind, "agent_platform.wait.for": item.audience}
+        events.append(("agent_platform.person.asked", _ns(item.created_at), asked))
+        if item.decided_at is not None:
+            decided = {**asked, "agent_platform.wait.outcome": item.decision or item.status}
+            events.append(("agent_platform.person.decided", _ns(item.decided_at), decided))
+    return events
+
+
+def _ns(moment: datetime) -> int:
+    return int(moment.timestamp() * 1_000_000_000)
 
 
 def turn_checks_of(run: Run) -> list[tuple[str, dict[str, Any]]]:

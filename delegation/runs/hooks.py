@@ -41,6 +41,11 @@ class Hooks:
     answer_growing: list[Callable[[Run, str], None]] = field(default_factory=list)
     # A run now waits for a person: the run and its inbox item (channels: ask in the chat).
     person_waiting: list[Callable[[Run, Any], None]] = field(default_factory=list)
+    # What a run's trace span shows of it as events, once it ended: (name, time in ns,
+    # attributes) each (humans: the waits for a person, asked and decided).
+    span_events: list[Callable[[Run], list[tuple[str, int, dict[str, Any]]]]] = field(
+        default_factory=list
+    )
     # A turn's entry run ended, any way, after its `run.completed` (channels: deliver the answer).
     turn_ended: list[Callable[[Run], None]] = field(default_factory=list)
     # What a turn's `run.completed` event adds (routing: its mode).

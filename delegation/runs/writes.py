@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from delegation.models import Run, RunStatus
@@ -20,6 +22,7 @@ from delegation.runs.fenced import (
     held,
     working,
 )
+from delegation.runs.spans import run_ended_observed
 
 
 class RunStopped(Exception):
@@ -94,7 +97,10 @@ def _ending(run: Run, status: str, answer: str, error: dict[str, str] | None) ->
 
 
 def _ended(run: Run, ending: dict[str, Any], updated: int) -> bool:
-    """The ending as `run` in memory now holds it; whether the row took it."""
+    """The ending as `run` in memory now holds it; whether the row took it (then, once that
+    commits, it is counted and its trace span written)."""
     for name, value in (ending | {"lease_expires_at": None}).items():
         setattr(run, name, value)
+    if updated:
+        transaction.on_commit(partial(run_ended_observed, run), robust=True)
     return bool(updated)

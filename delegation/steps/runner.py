@@ -18,6 +18,7 @@ from delegation.runs.emitter import RunEmitter
 from delegation.runs.ending import run_end, run_failure
 from delegation.runs.hooks import HOOKS
 from delegation.runs.lease import LeaseKeeper
+from delegation.runs.spans import queue_wait_observe, run_traced
 from delegation.runs.writes import RunStopped, run_release
 from delegation.steps.step import Delivery, StepKind, run_step
 from delegation.usage.services import run_usage_from_ledger
@@ -72,8 +73,10 @@ def _deliver(
     emitter = RunEmitter(run, foreign=claimed.taken_over, since=claiming)
     if claimed.taken_over:  # its dead worker may have charged calls it never saved
         run.usage = run_usage_from_ledger(run_id=run.id)
+    else:
+        queue_wait_observe(run)
     try:
-        with LeaseKeeper(run) as lease:
+        with LeaseKeeper(run) as lease, run_traced(run):
             delivery = Delivery(run, emitter, lease, hand_over, claimed.experts_ended)
             return _advance(delivery, task_started)
     except RunStopped:

@@ -36,6 +36,7 @@ from delegation.runs.lease import LeaseKeeper
 from delegation.runs.transcript import DELEGATE, pending_tool_calls
 from delegation.runs.writes import RunStopped, run_finish
 from delegation.steps.citations import citations_for, retrieved_passages
+from delegation.steps.observed import ModelCallSpan
 from delegation.steps.prompting import effective_tools, model_request
 from delegation.steps.streaming import MessageStream
 from delegation.steps.strict import run_is_strict, strict_refusal
@@ -117,6 +118,7 @@ class ModelCall:
     hold: CallHold
     step: int  # the run's step before the call
     usage_before: dict[str, Any]
+    span: ModelCallSpan
 
     def charge(self, run: Run) -> Charge:
         """Write the call's ledger row (at the step it was), which counts its tokens against
@@ -126,6 +128,14 @@ class ModelCall:
             run=run, hold=self.hold, usage=self.usage, text=self.stream.text, calls=self.calls
         )
         run.steps += 1
+        self.span.charged(
+            prompt_tokens=charged.prompt_tokens,
+            completion_tokens=charged.completion_tokens,
+            cost=charged.cost,
+            currency=charged.currency,
+            text=self.stream.text,
+            calls=self.calls,
+        )
         return charged
 
 
@@ -151,8 +161,10 @@ def _call_model(delivery: Delivery, tools: dict[str, Tool]) -> ModelCall:
     label = "offline" if provider.name == "offline" else request.model
     stream = MessageStream(delivery.emitter, message_id_for(run, "text", run.steps), label)
     connection_lend()  # the stream is all waiting: its connection serves other runs meanwhile
-    calls, usage = _stream(provider, request, stream, delivery.lease)
-    return ModelCall(stream, calls, usage, hold, run.steps, run.usage)
+    span = ModelCallSpan(run, request, provider.name)
+    with span.streaming():
+        calls, usage = _stream(provider, request, stream, delivery.lease)
+    return ModelCall(stream, calls, usage, hold, run.steps, run.usage, span)
 
 
 def _stream(

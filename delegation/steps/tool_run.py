@@ -21,6 +21,7 @@ from delegation.runs.emitter import RunEmitter
 from delegation.runs.hooks import HOOKS
 from delegation.runs.transcript import arguments_shown
 from delegation.steps.citations import CITED_TOOLS, references_number
+from delegation.steps.observed import tool_span, tool_span_result
 from delegation.tree.budget import budget_take_tool_call
 
 PROGRESS_EVERY_SECONDS = 0.25
@@ -59,34 +60,12 @@ def tool_run(
     if mark_attempt:
         tool_message_save(run, emitter, message_id, MessageStatus.STREAMING, shown)
     emitter.emit("tool.called", message_id, **shown)
-    if (
-        registered is not None
-        and registered.outside
-        and not budget_take_tool_call(root=run.root_or_self)
-    ):
-        result = budget_refusal(run)
-    elif registered is None:
-        result = ToolResult(
-            False,
-            error_code="unknown_tool",
-            error=_("There is no tool named %(name)s available to you. Available: %(tools)s.")
-            % {"name": repr(name), "tools": ", ".join(sorted(tools)) or _("none")},
-        )
-    else:
-        context = ToolContext(
-            user=run.user,
-            session=run.session,
-            run=run,
-            agent=run.agent,
-            call_id=call["id"],
-            progress=tool_progress(emitter, message_id, call["id"], name),
-        )
-        result = execute(registered, context, raw)
-        if result.ok and name in CITED_TOOLS and isinstance(result.data, dict):
-            result = ToolResult(True, data=references_number(run, result.data))
-    if registered is not None and registered.outside:
-        outside_call_logged(run, registered, result)
-    outcome, content = result.rendered()  # what people see is bounded as the model's copy is
+    with tool_span(run, call, registered) as span:
+        result = _result(run, emitter, call, message_id, registered, tools)
+        if registered is not None and registered.outside:
+            outside_call_logged(run, registered, result)
+        outcome, content = result.rendered()  # what people see is bounded as the model's is
+        tool_span_result(span, result, content)
     summary = call_summary(registered, name, shown_arguments, outcome)
     told = {**shown, **outcome, "summary": summary}
     if registered is not None and result.ok and asks_user(registered, result.data):
@@ -96,6 +75,44 @@ def tool_run(
     tool_message_save(run, emitter, message_id, MessageStatus.COMPLETED, told)
     emitter.emit("tool.result", message_id, **told)
     return content
+
+
+def _result(
+    run: Run,
+    emitter: RunEmitter,
+    call: dict[str, Any],
+    message_id: uuid.UUID,
+    registered: Tool | None,
+    tools: dict[str, Tool],
+) -> ToolResult:
+    """What one ordinary tool call comes to: refused for want of the turn's budget of outside
+    calls, unknown, or the tool's own result."""
+    name, raw = call["function"]["name"], call["function"]["arguments"]
+    if (
+        registered is not None
+        and registered.outside
+        and not budget_take_tool_call(root=run.root_or_self)
+    ):
+        return budget_refusal(run)
+    if registered is None:
+        return ToolResult(
+            False,
+            error_code="unknown_tool",
+            error=_("There is no tool named %(name)s available to you. Available: %(tools)s.")
+            % {"name": repr(name), "tools": ", ".join(sorted(tools)) or _("none")},
+        )
+    context = ToolContext(
+        user=run.user,
+        session=run.session,
+        run=run,
+        agent=run.agent,
+        call_id=call["id"],
+        progress=tool_progress(emitter, message_id, call["id"], name),
+    )
+    result = execute(registered, context, raw)
+    if result.ok and name in CITED_TOOLS and isinstance(result.data, dict):
+        return ToolResult(True, data=references_number(run, result.data))
+    return result
 
 
 def asks_user(registered: Tool, data: object) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from agents.providers.base import ModelRequest, ToolCallRequest, Usage
 from config.db.prepared import PreparedInsert
+from delegation.metrics import COST, TOKENS
 from delegation.models import Run
 from delegation.usage.budgets import Hold, run_caps, spend_hold, spend_settle
 from delegation.usage.models import ModelPrice, UsageRecord
@@ -147,10 +149,24 @@ def usage_charge(
             )
         )
         spend_settle(hold=hold.hold, cost=cost, currency=hold.currency)
+        agent = run.agent_config.get("name", "")
+        transaction.on_commit(
+            partial(_metered, agent, hold.model, prompt, completion, cost, hold.currency),
+            robust=True,
+        )
     # The run's usage is its ledger's sum so far (one worker at a time; one that takes a run
     # over sums the ledger first, delegation.steps.runner): add this row.
     run.usage = _usage_plus(run.usage, prompt, cached, completion, cost)
     return Charge(prompt, cached, completion, cost, hold.currency)
+
+
+def _metered(
+    agent: str, model: str, prompt: int, completion: int, cost: Decimal, currency: str
+) -> None:
+    """A charged call's tokens and cost in the metrics, once its ledger row committed."""
+    TOKENS.labels(agent=agent, model=model, direction="input").inc(prompt)
+    TOKENS.labels(agent=agent, model=model, direction="output").inc(completion)
+    COST.labels(agent=agent, model=model, currency=currency).inc(float(cost))
 
 
 def _usage_plus(

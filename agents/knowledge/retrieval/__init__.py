@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -19,6 +20,7 @@ from agents.knowledge.retrieval.postgres import PostgresBackend
 from agents.knowledge.retrieval.sqlite import SQLiteBackend
 from agents.knowledge.text import coverage, query_terms
 from config.errors import AppError
+from config.telemetry import capture_content, tracer
 
 logger = logging.getLogger(__name__)
 
@@ -77,15 +79,26 @@ def passages_search(*, kb_ids: list[int], query: str, top_k: int = 5) -> list[Pa
     """The `top_k` best passages for `query` in these knowledge bases, best first."""
     query = validate_query(query)
     top_k = max(1, min(top_k, settings.KNOWLEDGE_MAX_TOP_K))
-    terms = query_terms(query)
-    pool = max(top_k * 4, 50)
-    hits = lexical_backend().search(kb_ids=kb_ids, terms=terms, limit=pool)
-    if dense.enabled() and kb_ids:
-        try:
-            hits = dense.fuse(hits, dense.search(kb_ids=kb_ids, query=query, limit=pool))
-        except dense.EmbeddingError as exc:  # lexical results still answer
-            logger.warning("dense retrieval skipped: %s", exc)
-    return _passages(hits[:top_k], terms)
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "retrieval",
+        "gen_ai.data_source.id": ",".join(str(kb) for kb in kb_ids),
+        "gen_ai.retrieval.top_k": top_k,
+    }
+    if capture_content():
+        attributes["gen_ai.retrieval.query.text"] = query
+    with tracer().start_as_current_span("retrieval knowledge", attributes=attributes) as span:
+        terms = query_terms(query)
+        pool = max(top_k * 4, 50)
+        hits = lexical_backend().search(kb_ids=kb_ids, terms=terms, limit=pool)
+        if dense.enabled() and kb_ids:
+            try:
+                hits = dense.fuse(hits, dense.search(kb_ids=kb_ids, query=query, limit=pool))
+            except dense.EmbeddingError as exc:  # lexical results still answer
+                logger.warning("dense retrieval skipped: %s", exc)
+                span.set_attribute("agent_platform.retrieval.dense_skipped", True)
+        passages = _passages(hits[:top_k], terms)
+        span.set_attribute("agent_platform.retrieval.passages", len(passages))
+    return passages
 
 
 def _passages(hits: list[Hit], terms: list) -> list[Passage]:
