@@ -124,6 +124,17 @@ def run_span_context(root_id: uuid.UUID, run_id: uuid.UUID) -> SpanContext:
     )
 
 
+def trace_url(root_id: uuid.UUID, run_id: uuid.UUID) -> str:
+    """Where an operator's trace viewer shows a run's turn (OTEL_TRACE_URL_TEMPLATE with
+    {trace_id} and {span_id}); "" when no viewer is configured."""
+    template = settings.OTEL_TRACE_URL_TEMPLATE
+    if not template:
+        return ""
+    return template.format(
+        trace_id=format(trace_id_of(root_id), "032x"), span_id=format(span_id_of(run_id), "016x")
+    )
+
+
 def run_parent(root_id: uuid.UUID, run_id: uuid.UUID) -> Any:
     """An OpenTelemetry context whose current span is the run's: spans started in it are the
     run's children, and log lines written in it carry its ids (config/logs.py)."""

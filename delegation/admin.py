@@ -18,6 +18,7 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import ChatMessage, MessageRole
+from config.telemetry import trace_url
 from delegation.models import Run
 from delegation.selectors import run_tree
 from delegation.tree.budget import turn_tokens as ledger_turn_tokens
@@ -322,6 +323,7 @@ class RunAdmin(admin.ModelAdmin):
             "trace": trace,
             "turn_cost": cost_text(turn_cost(root_id=run.root_id_or_self) if run else 0),
             "routing": runs[0].routing if runs else None,  # the root's decision
+            "trace_url": trace_url(run.root_id_or_self, run.id) if run else "",
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
 

@@ -150,3 +150,18 @@ def test_log_lines_of_a_runs_work_carry_its_ids(user, entry_agent, settings, cap
     assert inside["message"] == "inside" and inside["run_id"] == str(run.id)
     assert inside["trace_id"] == run.id.hex  # the turn's trace: its root run's id
     assert outside["run_id"] == outside["trace_id"] == ""
+
+
+def test_the_admins_run_page_links_the_turns_trace_when_a_viewer_is_set(
+    user, entry_agent, settings
+):
+    settings.TASKS_RUN_SYNC = False
+    sent = turn_start(user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text="hi")
+    client = Client()
+    client.force_login(make_user("admin", is_staff=True, is_superuser=True))
+    page = f"/admin/delegation/run/{sent.run.id}/change/"
+    assert "trace viewer" not in client.get(page).content.decode()
+    settings.OTEL_TRACE_URL_TEMPLATE = "https://tempo.example/trace/{trace_id}"
+    assert (
+        f'href="https://tempo.example/trace/{sent.run.id.hex}"' in client.get(page).content.decode()
+    )
