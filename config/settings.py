@@ -93,6 +93,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "config.admin_home.admin_home",  # the admin home grouped by task
+                "config.oidc.sign_in_options",  # the sign-in pages' SSO button
             ],
         },
     },
@@ -199,6 +200,30 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat:index"
 LOGOUT_REDIRECT_URL = "login"
+# Sign-in with the company's identity provider (OpenID Connect; config/oidc.py), on when a
+# client id and the issuer (or its endpoints, OIDC_OP_*) are set. Local accounts stay.
+OIDC_ISSUER = env("OIDC_ISSUER", default="")  # its /.well-known/openid-configuration is read
+OIDC_RP_CLIENT_ID = env("OIDC_RP_CLIENT_ID", default="")
+OIDC_RP_CLIENT_SECRET = env("OIDC_RP_CLIENT_SECRET", default="")
+OIDC_RP_SIGN_ALGO = env("OIDC_RP_SIGN_ALGO", default="RS256")
+OIDC_RP_SCOPES = env("OIDC_RP_SCOPES", default="openid email profile")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env("OIDC_OP_AUTHORIZATION_ENDPOINT", default="")
+OIDC_OP_TOKEN_ENDPOINT = env("OIDC_OP_TOKEN_ENDPOINT", default="")
+OIDC_OP_USER_ENDPOINT = env("OIDC_OP_USER_ENDPOINT", default="")
+OIDC_OP_JWKS_ENDPOINT = env("OIDC_OP_JWKS_ENDPOINT", default="")
+OIDC_GROUPS_CLAIM = env("OIDC_GROUPS_CLAIM", default="groups")
+OIDC_GROUP_MAP = env.json("OIDC_GROUP_MAP", default={})  # claim value -> Django group name
+OIDC_STAFF_GROUPS = env.list("OIDC_STAFF_GROUPS", default=[])  # claim values that make staff
+OIDC_PROVIDER_NAME = env("OIDC_PROVIDER_NAME", default="SSO")  # on the sign-in button
+OIDC_TIMEOUT = env.float("OIDC_TIMEOUT", default=10.0)
+OIDC_USE_PKCE = True
+OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID and (OIDC_ISSUER or OIDC_OP_AUTHORIZATION_ENDPOINT))
+OIDC_AUTHENTICATE_CLASS = "config.oidc.SignInRequestView"
+OIDC_CALLBACK_CLASS = "config.oidc.SignInCallbackView"
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"] + (
+    ["config.oidc.GroupClaimsBackend"] if OIDC_ENABLED else []
+)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env("DJANGO_TIME_ZONE", default="UTC")

@@ -23,6 +23,7 @@ urlpatterns = [
     # The split view loads its init script from a URL: no inline script, so the CSP holds.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("oidc/", include("mozilla_django_oidc.urls")),  # SSO sign-in (config/oidc.py)
     path("voice/", include("chat.voice.urls")),  # the chat page's voice (docs/voice.md)
     path("", include("agents.mcp.urls")),
     path("", include("reminders.urls")),
