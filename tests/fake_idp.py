@@ -13,7 +13,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -33,6 +33,7 @@ class FakeIdP:
         self.kid = secrets.token_hex(4)
         self.codes: dict[str, dict[str, Any]] = {}
         self.tokens: dict[str, dict[str, Any]] = {}
+        self.next_person: dict[str, Any] = {}  # who signs in at the provider's own page
         self.lock = threading.Lock()
         idp = self
 
@@ -43,6 +44,16 @@ class FakeIdP:
                     return self._json(200, idp.discovery())
                 if path == "/jwks":
                     return self._json(200, idp.jwks())
+                if path == "/authorize":  # the person signs in at once, as `next_person`
+                    code = idp.sign_in(self.path, idp.next_person)
+                    query = parse_qs(urlsplit(self.path).query)
+                    target = f"{query['redirect_uri'][0]}?" + urlencode(
+                        {"code": code, "state": query["state"][0]}
+                    )
+                    self.send_response(302)
+                    self.send_header("Location", target)
+                    self.end_headers()
+                    return None
                 if path == "/userinfo":
                     token = self.headers.get("Authorization", "").removeprefix("Bearer ")
                     with idp.lock:
