@@ -139,14 +139,20 @@ def test_a_delegated_turn_with_a_tool_and_an_approval_is_one_trace(collector, wo
     assert SECRET not in log
 
 
-def test_a_run_taken_over_after_its_worker_died_keeps_its_place_in_the_trace(
+def test_a_run_taken_over_after_its_worker_died_keeps_its_place_in_the_trace_with_its_text(
     collector, workers, fake_openai
 ):
     make_team(boss=["slow"], slow=[])
     team = Team(fake_openai)
     team.script("boss", delegate("slow", "count"), text("boss: done"))
     team.script("slow", Reply(text_chunks=["lost"], stall_seconds=30), text("slow recovered"))
-    env = worker_env(fake_openai, collector, RUN_LEASE_SECONDS="2", SWEEP_INTERVAL_SECONDS="1")
+    env = worker_env(
+        fake_openai,
+        collector,
+        RUN_LEASE_SECONDS="2",
+        SWEEP_INTERVAL_SECONDS="1",
+        OTEL_GENAI_CAPTURE_CONTENT="true",  # an operator opted in: the text is recorded
+    )
     first = workers.start("w1", beat=True, **env)
     root = start(make_user("alice"), "go")
     wait_until(lambda: len(team.requests.get("slow", [])) == 1, timeout=60)
@@ -163,6 +169,8 @@ def test_a_run_taken_over_after_its_worker_died_keeps_its_place_in_the_trace(
         hexid(root),
     )
     assert slow.attributes["agent_platform.run.status"] == "succeeded"
+    assert json.loads(slow.attributes["gen_ai.input.messages"])[0]["parts"][0]["content"] == "count"
+    assert "slow recovered" in slow.attributes["gen_ai.output.messages"]
     # The second worker's call is below the same run span (the first one's died unexported).
     recovered = [c for c in collector.named("chat ") if c.parent_span_id == hexid(child)]
     assert recovered and all(c.trace_id == root.id.hex for c in recovered)
