@@ -6,7 +6,13 @@ WORKDIR /app
 COPY requirements.lock ./
 RUN pip install --no-cache-dir --no-deps -r requirements.lock
 COPY . .
+# The project's modules compiled now: with PYTHONDONTWRITEBYTECODE every process would compile
+# them again at start (seconds per worker and server). The app runs as an unprivileged user
+# (deploy/kubernetes runs it as 10001 too): it writes nothing under /app.
 RUN pip install --no-cache-dir --no-deps -e . \
-    && DJANGO_DEBUG=true python manage.py collectstatic --no-input
+    && DJANGO_DEBUG=true python manage.py collectstatic --no-input \
+    && python -m compileall -q /app \
+    && useradd --uid 10001 --no-create-home --shell /usr/sbin/nologin app
+USER 10001
 EXPOSE 8000
 CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "config.asgi:application"]
