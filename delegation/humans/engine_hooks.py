@@ -6,7 +6,6 @@ from HumansConfig.ready().
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from django.db.models import Exists, OuterRef
@@ -22,6 +21,7 @@ from delegation.models import Run
 from delegation.runs.claim import HandOver
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.hooks import hooks_register
+from delegation.runs.spans import ns_of
 from delegation.steps.tool_calls import message_id_for
 from delegation.tree.ask import delegation_reattempt
 
@@ -47,15 +47,11 @@ def waits_as_span_events(run: Run) -> list[tuple[str, int, dict[str, Any]]]:
     events: list[tuple[str, int, dict[str, Any]]] = []
     for item in InboxItem.objects.filter(run_id=run.id).order_by("created_at"):
         asked = {"agent_platform.wait.kind": item.kind, "agent_platform.wait.for": item.audience}
-        events.append(("agent_platform.person.asked", _ns(item.created_at), asked))
+        events.append(("agent_platform.person.asked", ns_of(item.created_at), asked))
         if item.decided_at is not None:
             decided = {**asked, "agent_platform.wait.outcome": item.decision or item.status}
-            events.append(("agent_platform.person.decided", _ns(item.decided_at), decided))
+            events.append(("agent_platform.person.decided", ns_of(item.decided_at), decided))
     return events
-
-
-def _ns(moment: datetime) -> int:
-    return int(moment.timestamp() * 1_000_000_000)
 
 
 def turn_checks_of(run: Run) -> list[tuple[str, dict[str, Any]]]:

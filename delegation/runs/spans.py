@@ -85,8 +85,8 @@ def _span_write(run: Run) -> None:
         name=f"invoke_agent {config.get('name', '')}",
         context=run_span_context(root_id, run.id),
         parent=run_span_context(root_id, run.parent_id) if run.parent_id else None,
-        start_ns=_ns(run.created_at),
-        end_ns=_ns(run.finished_at or run.created_at),
+        start_ns=ns_of(run.created_at),
+        end_ns=ns_of(run.finished_at or run.created_at),
         attributes=attributes,
         events=events,
         error=(run.error or {}).get("message", "") if run.status != "succeeded" else "",
@@ -98,5 +98,6 @@ def _messages(role: str, text: str) -> str:
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
 
 
-def _ns(moment: datetime) -> int:
+def ns_of(moment: datetime) -> int:
+    """A moment as OpenTelemetry's nanoseconds since the epoch."""
     return int(moment.timestamp() * 1_000_000_000)
