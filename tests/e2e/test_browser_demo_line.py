@@ -73,5 +73,6 @@ def test_an_unknown_account_gets_a_link_to_confirm(demo_server, browser_page):
     link.click()
     page.wait_for_selector("form button[type=submit]")  # the confirm page, signed in as bob
     page.click("form button[type=submit]")
+    page.wait_for_url("**/channels/links/")  # confirmed: the list of linked accounts
     page.goto(demo_server.url + "/demo/line/")
     assert "4" in write(page, "what is 2+2?")
