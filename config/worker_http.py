@@ -13,6 +13,7 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from django.conf import settings
 from django.db import connections
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -67,8 +68,6 @@ def _may_scrape(environ: dict[str, Any]) -> bool:
     """METRICS_TOKEN as a bearer token, or, with no token set, a caller on this machine."""
     if token_presented(environ.get("HTTP_AUTHORIZATION", "")):
         return True
-    from django.conf import settings
-
     if settings.METRICS_TOKEN:
         return False
     try:
