@@ -6,6 +6,7 @@ from config.metrics import gauge
 
 CONNECTIONS = gauge(
     "live_connections",
-    "Websockets and SSE streams this process holds open, by door.",
+    "Websockets and event streams (SSE, and the A2A and OpenAI doors' streams) this process "
+    "holds open, by door.",
     ["door"],
 )

@@ -74,11 +74,12 @@ class Subscription:
         await self.probe.join()
 
     async def leave(self) -> None:
-        """Leave the groups; a failing layer is only logged (the membership expires anyway)."""
-        if self.probe is not None:
+        """Leave the groups, once (a door may call it on failure and again on close); a
+        failing layer is only logged (the membership expires anyway)."""
+        probe, self.probe = self.probe, None
+        if probe is not None:  # joined, and not left yet
             CONNECTIONS.labels(door="sse").dec()
-        if self.probe is not None:
-            await self.probe.leave()
+            await probe.leave()
         try:
             await self.layer.group_discard(self.group, self.channel)
         except LAYER_ERRORS as exc:

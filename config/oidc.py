@@ -29,7 +29,6 @@ DISCOVERED = {
     "OIDC_OP_TOKEN_ENDPOINT": "token_endpoint",
     "OIDC_OP_USER_ENDPOINT": "userinfo_endpoint",
     "OIDC_OP_JWKS_ENDPOINT": "jwks_uri",
-    "OIDC_OP_LOGOUT_ENDPOINT": "end_session_endpoint",
 }
 
 
