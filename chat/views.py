@@ -82,6 +82,7 @@ def chat_index(request: HttpRequest) -> HttpResponse:
         "suggestions": suggestions_for(entry=entry, experts=experts),
         "page_title": entry.name_in() if entry else _("Agents"),
         "max_chars": settings.CHAT_MAX_MESSAGE_CHARS,
+        "quiet_resync_ms": int(settings.CHAT_QUIET_RESYNC_SECONDS * 1000),
         # Systems that act with each person's own account (agents/mcp): a link to connect them.
         "connections": bool(connectable_servers(user=request.user)),
         # The microphone and "Read aloud", each shown when its model is set (docs/voice.md).

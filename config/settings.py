@@ -180,7 +180,11 @@ if REDIS_URL:
                         "retry": Retry(ExponentialBackoff(cap=2.0, base=0.2), retries=3),
                     }
                 ],
-                "capacity": 1500,
+                # Each web process reads its sockets' events from one Redis list; when that
+                # list is full, group_send skips it silently (logged at INFO). 200 users
+                # streaming at once filled 1,500 (bench/scale_out.py), and turns lost their
+                # ends; the page also asks again when a turn goes quiet (CHAT_QUIET_RESYNC_*).
+                "capacity": env.int("CHANNEL_LAYER_CAPACITY", default=20_000),
                 "expiry": 30,
             },
         }
@@ -425,6 +429,10 @@ CHANNEL_STALE_SECONDS = env.int("CHANNEL_STALE_SECONDS", default=60)
 
 # --- Chat and runs -------------------------------------------------------------------------------
 CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=32_000)
+# A turn's page that hears nothing this long asks for the session's snapshot (which says whether
+# the turn still runs), then waits twice as long each time, up to two minutes: an event the
+# channel layer dropped (a full queue) cannot leave a finished turn looking busy.
+CHAT_QUIET_RESYNC_SECONDS = env.float("CHAT_QUIET_RESYNC_SECONDS", default=15.0)
 WS_MAX_FRAME_BYTES = env.int("WS_MAX_FRAME_BYTES", default=256 * 1024)
 # A session snapshot (and each page of older history) carries its newest messages within this
 # many bytes of JSON: a long session opens as fast as a short one, in frames any server takes.

@@ -33,6 +33,7 @@ const sendButton = $("send");
 const stopButton = $("stop");
 const notice = $("notice");
 const maxChars = Number(app.dataset.maxChars || 32000);
+const quietResyncMs = Number(app.dataset.quietResyncMs || 15000);
 const announce = announcer($("announcer"));
 const drafts = new Drafts(box);
 
@@ -48,6 +49,8 @@ const state = {
   hasEarlier: false,
   keepScroll: null, // distance from the bottom to restore after the next snapshot
   resyncTimer: null,
+  quietTimer: null, // while a turn runs: a snapshot is asked for when this fires (watchQuiet)
+  quietWait: 0, // how long the chat may stay quiet before that, in ms
   stopRequested: null, // a run to stop once the socket is back
   follow: false, // the next snapshot shows the newest message (a turn the user just started)
 };
@@ -209,6 +212,7 @@ function newChat() {
 function setActiveRun(runId) {
   state.activeRunId = runId || null;
   const running = Boolean(state.activeRunId);
+  watchQuiet(running);
   stopButton.hidden = !running;
   stopButton.disabled = false;
   stopButton.textContent = gettext("Stop");
@@ -226,6 +230,25 @@ function showNotice(text, kind = "error") {
   notice.dataset.kind = kind;
   notice.setAttribute("role", kind === "error" ? "alert" : "status");
   if (text && kind === "info") state.noticeTimer = setTimeout(() => showNotice(""), 8000);
+}
+
+/** A turn's end can be lost on the way (a channel layer drops events when a process's queue is
+ * full): while a turn runs and its chat has been quiet a while, ask for the snapshot, which says
+ * whether it still runs. Each quiet ask waits twice as long, up to two minutes; any event of
+ * the chat starts the wait again. */
+function watchQuiet(running, heard = false) {
+  clearTimeout(state.quietTimer);
+  if (!running) {
+    state.quietWait = 0;
+    return;
+  }
+  if (heard || !state.quietWait) state.quietWait = quietResyncMs;
+  state.quietTimer = setTimeout(() => {
+    if (!state.activeRunId) return;
+    state.quietWait = Math.min(state.quietWait * 2, 120000);
+    resync();
+    watchQuiet(true);
+  }, state.quietWait);
 }
 
 /** Deltas went missing (a dropped event), or another turn replaced part of the transcript: ask
@@ -372,6 +395,7 @@ function handle(ev) {
   const handler = handlers[ev.type];
   if (!handler) return; // unknown types are ignored (the protocol may grow)
   if (ev.session_id && ev.session_id !== state.sessionId) return; // a chat no longer on screen
+  if (ev.type !== "session.snapshot") watchQuiet(Boolean(state.activeRunId), true);
   if (ev.run_id && ev.type !== "message.created" && ev.type !== "session.snapshot") {
     transcript.hideThinking(); // the turn has started answering
   }

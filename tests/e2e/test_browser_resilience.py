@@ -128,3 +128,47 @@ def test_stop_ends_a_streaming_answer(alice_and_assistant, start_asgi_server, br
     page.wait_for_selector(".msg.agent[data-status=cancelled]")
     assert page.inner_text(".msg.agent .body") == stopped
     assert page.console_errors == []
+
+
+def test_a_turn_whose_end_was_dropped_ends_on_the_page_when_it_goes_quiet(
+    alice_and_assistant, start_asgi_server, browser_page
+):
+    """A full channel-layer queue drops events silently (bench/scale_out.py found turns that
+    never ended on the page). Here every `run.completed` is dropped on its way to the page: the
+    quiet turn asks for the snapshot, which says the turn is over."""
+    server = start_asgi_server(CHAT_QUIET_RESYNC_SECONDS="1")
+    page = browser_page
+    dropped, joins = [], []
+
+    def lose_run_ends(ws):
+        server_side = ws.connect_to_server()
+
+        def to_page(message):
+            if '"run.completed"' in str(message):
+                dropped.append(message)
+            else:
+                ws.send(message)
+
+        def to_server(message):
+            if '"session.join"' in str(message):
+                joins.append(message)
+            server_side.send(message)
+
+        server_side.on_message(to_page)
+        ws.on_message(to_server)
+
+    page.route_web_socket("**/ws/chat/", lose_run_ends)
+    sign_in_as(page, server.url)
+    page.fill("#text", "what is 6*7?")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg.agent[data-status=completed]:has-text('6*7 = 42.')")
+    joins_at_answer = len(joins)
+    page.wait_for_selector("#send", state="visible", timeout=15000)
+    assert not page.is_visible("#stop")
+    assert dropped, "the turn's end was sent and dropped"
+    assert len(joins) > joins_at_answer  # it was the quiet ask that ended the turn on the page
+    page.wait_for_timeout(2500)  # and once the turn is over, the page stops asking
+    asked = len(joins)
+    page.wait_for_timeout(2500)
+    assert len(joins) == asked
+    assert page.console_errors == []
