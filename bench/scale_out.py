@@ -384,6 +384,9 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--users", default="50,200")
     parser.add_argument("--seconds", type=float, default=2.0, help="each model answer's length")
+    parser.add_argument(
+        "--redis-db", type=int, default=11, help="a Redis database nothing else uses"
+    )
     options = parser.parse_args()
     users = [int(n) for n in options.users.split(",")]
 
@@ -393,7 +396,7 @@ def main() -> None:
         env = distributed_env(
             base_env(f"http://127.0.0.1:{fake.port}/v1"),
             database="agent_platform_bench_scale_out",
-            redis_db=11,
+            redis_db=options.redis_db,
         )
         env["DJANGO_SETTINGS_MODULE"] = "config.settings"
         manage(env, "migrate", "--no-input")
