@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -181,12 +180,9 @@ def test_text_is_not_an_expression():
         ("(-8) ** (1/3)", "The result is not a real number."),
     ],
 )
-def test_huge_or_unreal_results_are_refused_quickly(expression, message):
-    started = time.monotonic()
+def test_huge_or_unreal_results_are_refused_before_they_are_computed(expression, message):
+    result = _calculate(expression)  # computing any of them would hold the test for hours
 
-    result = _calculate(expression)
-
-    assert time.monotonic() - started < 1
     assert (result.ok, result.error_code, result.error) == (False, "tool_error", message)
 
 

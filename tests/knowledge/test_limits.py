@@ -5,7 +5,6 @@ python-docx opens it), paragraphs of every format, PDF pages and PDF streams."""
 from __future__ import annotations
 
 import io
-import time
 import tracemalloc
 import zipfile
 
@@ -42,17 +41,16 @@ def forbid_python_docx(monkeypatch) -> None:
 
 
 @pytest.mark.django_db
-def test_the_docx_of_100k_empty_paragraphs_fails_in_well_under_a_second(upload):
-    """The issue's bomb held a worker 160 s (114 s here before the fix)."""
+def test_the_docx_of_100k_empty_paragraphs_fails_before_python_docx_opens_it(upload, monkeypatch):
+    """The issue's bomb held a worker 160 s (114 s here before the fix): python-docx built
+    its tree. Now the paragraphs are counted while streaming, and python-docx never opens it."""
     kb = knowledge_base_create(name="hr")
     data = bombs.docx_of_empty_paragraphs(100_000)
     assert len(data) < 50_000
-    started = time.perf_counter()
+    forbid_python_docx(monkeypatch)
     document = upload(kb, "bomb.docx", data)
-    elapsed = time.perf_counter() - started
     assert document.status == DocumentStatus.FAILED
     assert "KNOWLEDGE_MAX_PARAGRAPHS" in document.status_detail
-    assert elapsed < 5, f"took {elapsed:.1f} s"  # 0.2 s here; generous for a loaded machine
 
 
 def test_docx_paragraphs_are_counted_empty_ones_included_at_the_edge(monkeypatch):
@@ -74,10 +72,8 @@ def test_a_docx_of_two_million_tiny_elements_is_refused_before_python_docx_opens
     data = bombs.docx_of_tiny_elements(2_000_000)
     assert len(data) < 200_000
     forbid_python_docx(monkeypatch)
-    started = time.perf_counter()
     with pytest.raises(ParseError, match=r"more than 1,000,000 elements.*MAX_XML_ELEMENTS"):
         parse(data, "docx", LIMITS)
-    assert time.perf_counter() - started < 10
 
 
 def test_xml_elements_of_a_docx_at_the_edge():
@@ -177,8 +173,13 @@ def test_paragraphs_of_text_formats_at_the_edge(data, file_type):
     ids=["txt", "md", "html"],
 )
 def test_ten_megabytes_of_tiny_paragraphs_are_refused_at_the_limit(data, file_type):
-    """5 to 13 s and up to 530 MB each before; now the parser stops at the limit."""
-    started = time.perf_counter()
-    with pytest.raises(ParseError, match="KNOWLEDGE_MAX_PARAGRAPHS"):
-        parse(data, file_type, LIMITS)
-    assert time.perf_counter() - started < 5
+    """5 to 13 s and up to 530 MB each before; now the parser stops at the limit (peaks of
+    10-51 MB here, the input itself is 10 MB)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ParseError, match="KNOWLEDGE_MAX_PARAGRAPHS"):
+            parse(data, file_type, LIMITS)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 2**20, f"peak {peak / 2**20:.1f} MB"
