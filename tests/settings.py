@@ -34,3 +34,9 @@ _TEST_BACKENDS = {
 }
 _engine = DATABASES["default"]["ENGINE"]  # noqa: F405
 DATABASES["default"]["ENGINE"] = _TEST_BACKENDS.get(_engine, _engine)  # noqa: F405
+
+# The offline model streams a word each OFFLINE_MODEL_DELAY_MS (25 ms), so a person sees it
+# stream; in-process tests would only sleep (a fuzzed message of a hundred words: 2.5 s a turn).
+# Tests that need an answer to take time set it themselves; the servers tests start choose
+# their own (tests/e2e/conftest.py).
+OFFLINE_MODEL_DELAY_MS = 0
