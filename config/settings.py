@@ -457,6 +457,12 @@ QUEUED_STALE_SECONDS = env.int("QUEUED_STALE_SECONDS", default=60)  # re-send a 
 RUN_HAND_OVER = env.bool("RUN_HAND_OVER", default=True)
 RUN_READS_CACHE = env.bool("RUN_READS_CACHE", default=True)
 
+# --- Routing that learns (docs/autonomy.md) -------------------------------------------------------
+# Counting how delegations went (a statement where each thing happens: a run's end, a verdict, a
+# rating); the figures routing reads cover the last ROUTING_STATS_WINDOW_DAYS days.
+ROUTING_STATS_ENABLED = env.bool("ROUTING_STATS_ENABLED", default=True)
+ROUTING_STATS_WINDOW_DAYS = env.int("ROUTING_STATS_WINDOW_DAYS", default=30)
+
 # --- Usage and cost (docs/usage.md) ---------------------------------------------------------------
 # Money budgets in USAGE_CURRENCY, decimal strings ("0.50"); empty means no limit. A call whose
 # estimate (prompt tokens + max output tokens at current prices) would pass one is not made.

@@ -7,12 +7,15 @@ import json
 import uuid
 from typing import Any
 
+from django.db import transaction
+
 from config.permissions import holds_model_permission
 from delegation.models import Run
 from delegation.routing.decide import ASK_HUMAN, RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
 from delegation.routing.rules import person_question
 from delegation.routing.selectors import mode_of, run_policy
+from delegation.routing.stats import fallback_counted
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.transcript import DELEGATE
 from delegation.runs.writes import run_save_progress
@@ -46,7 +49,10 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
         arguments = {"target": decision.target, "task": run.task, "reason": decision.reason[:500]}
         run.transcript = [*run.transcript, _first_call(run, DELEGATE, arguments)]
     run.last_seq = emitter.seq
-    run_save_progress(run=run)
+    with transaction.atomic():  # (a fallback is counted with the decision's save: once)
+        run_save_progress(run=run)
+        if decision.fallback_used:
+            fallback_counted(run=run, target=decision.target)
     if request.get("debug") and holds_model_permission(run.user, Run, "view"):
         emitter.emit("routing.decided", **run.routing)
 
