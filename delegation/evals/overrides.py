@@ -75,3 +75,15 @@ def child_run_pin(child: Run, calls_granted: int) -> dict[str, Any]:
     if config == child.agent_config:
         return config
     return {**config, "max_steps": max(1, min(config["max_steps"], calls_granted))}
+
+
+LEARNING = "routing_learning"  # the overrides' key: routing learning for every turn of the run
+
+
+def root_run_learning(*, run: Run, overrides: dict[str, Any]) -> None:
+    """Give an eval turn's root run the eval run's routing learning (off, advisory, on), read
+    when the turn is routed (call before the turn's transaction commits)."""
+    learning = overrides.get(LEARNING)
+    if learning:
+        run.routing_request = {**run.routing_request, "learning": learning}
+        Run.objects.filter(pk=run.pk).update(routing_request=run.routing_request)

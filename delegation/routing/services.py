@@ -3,6 +3,7 @@ chosen expert, tell staff who asked for debug; remember the turn afterwards."""
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
 from typing import Any
@@ -13,6 +14,7 @@ from config.permissions import holds_model_permission
 from delegation.models import Run
 from delegation.routing.decide import ASK_HUMAN, RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
+from delegation.routing.models import Learning, RoutingPolicy
 from delegation.routing.rules import person_question
 from delegation.routing.selectors import mode_of, run_policy
 from delegation.routing.stats import fallback_counted
@@ -30,7 +32,7 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
     decision = routing_decide(
         RoutingInput(
             text=run.task,
-            policy=run_policy(run),
+            policy=_with_learning(run_policy(run), request.get("learning")),
             entry=run.agent_config,
             targets=delegation_targets(caller=run),
             force_strict=bool(request.get("force_strict")),
@@ -55,6 +57,16 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
             fallback_counted(run=run, target=decision.target)
     if request.get("debug") and holds_model_permission(run.user, Run, "view"):
         emitter.emit("routing.decided", **run.routing)
+
+
+def _with_learning(policy: RoutingPolicy | None, learning: Any) -> RoutingPolicy | None:
+    """The policy with the turn's own learning setting (an eval run compares off and on), as
+    a copy: the policy read for the turn stays as it is."""
+    if policy is None or learning not in Learning.values or learning == policy.learning:
+        return policy
+    changed = copy.copy(policy)
+    changed.learning = learning
+    return changed
 
 
 def route_after_turn(*, run: Run) -> None:
