@@ -10,14 +10,15 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.selectors import access_session
 from config.api_errors import ERRORS
+from config.permissions import ModelPermissions
 from delegation.routing.memory import memory_clear, memory_shown
+from delegation.routing.models import RoutingStat
 from delegation.routing.selectors import memory_of, stats_rows
 
 
@@ -55,14 +56,13 @@ class SessionMemoryView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class StaffOnly(BasePermission):
-    """Staff members only (the statistics cover every user's turns)."""
+class StatsPermission(ModelPermissions):
+    """Staff who may view routing statistics (`routing.view_routingstat`, as the admin's page
+    asks): they cover every user's turns."""
 
-    message = _("Routing statistics are for staff members only.")
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        """Whether the caller is a signed-in staff member."""
-        return bool(request.user and request.user.is_staff)
+    message = _(
+        "Routing statistics are for staff members who may view them (routing.view_routingstat)."
+    )
 
 
 class StatsQuerySerializer(serializers.Serializer):
@@ -114,9 +114,10 @@ class StatsSerializer(serializers.Serializer):
 
 
 class RoutingStatsView(APIView):
-    """Routing statistics per entry agent, expert and intent (staff only)."""
+    """Routing statistics per entry agent, expert and intent (routing.view_routingstat)."""
 
-    permission_classes = [StaffOnly]
+    permission_classes = [StatsPermission]
+    permission_model = RoutingStat
 
     @extend_schema(
         operation_id="routing_stats",
