@@ -140,7 +140,8 @@ def case_start(*, run: EvalRun, result: EvalCaseResult) -> None:
                 flags=case["flags"],
             )
             root_run_pin(run=sent.run, overrides=run.overrides, model=run.model)
-            root_run_learning(run=sent.run, overrides=run.overrides)
+            if sent.run is not None:  # (a new message always has its run)
+                root_run_learning(run=sent.run, overrides=run.overrides)
             now = timezone.now()
             result.root_run_id, result.session_id = sent.run.pk, session.pk
             result.sandbox_user = user.get_username()

@@ -51,7 +51,8 @@ def stat_bump(*, entry: str, expert: str, intent: str, day: date, **counts: int)
     table = quote(meta.db_table)
     keys = ["entry", "expert", "intent", "day"]
     columns = [*keys, *COUNTERS]
-    values = [entry[:100], expert[:100], intent[:100], day, *(counts.get(c, 0) for c in COUNTERS)]
+    values: list[Any] = [entry[:100], expert[:100], intent[:100], day]
+    values += [counts.get(c, 0) for c in COUNTERS]
     added = ", ".join(f"{quote(c)} = {table}.{quote(c)} + excluded.{quote(c)}" for c in counts)
     sql = (
         f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) "
