@@ -24,6 +24,7 @@ COUNTERS = (
     "fell_back",
     "refused",
 )
+EVAL_FLAG = "eval"  # in a turn's routing request: an eval's turn, not counted
 PIN = "routing_turn"  # what an expert's pinned config keeps of its turn: entry agent and intent
 FAILOVER_STEPS = ("retry", "next_expert")  # an expert's invalid answer asked someone again
 
@@ -63,10 +64,24 @@ def stat_bump(*, entry: str, expert: str, intent: str, day: date, **counts: int)
         cursor.execute(sql, values)
 
 
+def counted(root: Run) -> bool:
+    """Whether a turn's delegations are counted: not an eval's (its sandbox turns would teach
+    routing from test cases, and an eval comparing learning off and on would feed one side's
+    outcomes to the other)."""
+    return not (root.routing_request or {}).get(EVAL_FLAG)
+
+
 def turn_pin(child: Run, calls_granted: int) -> dict[str, Any]:
     """The engine's `child_pins` hook: an expert's run keeps its turn's entry agent and intent,
-    so its end is counted without reading the turn (the root is loaded with the caller)."""
-    root = child.root if child.root is not None else child
+    so its end is counted without reading the turn: from the turn's root when the root asks
+    (loaded, as the caller), else as its caller keeps them (an eval's turn keeps none)."""
+    caller = child.parent
+    if caller is not None and caller.parent_id is not None:
+        pinned = (caller.agent_config or {}).get(PIN)
+        return {**child.agent_config, PIN: pinned} if pinned else child.agent_config
+    root = caller if caller is not None else child
+    if not counted(root):
+        return child.agent_config
     return {**child.agent_config, PIN: {"entry": child.path[0], "intent": intent_of(root.routing)}}
 
 
@@ -98,12 +113,14 @@ def delegation_counted(run: Run) -> None:
 
 def refusal_counted(caller: Run, target: str | None, code: str) -> None:
     """The engine's `delegation_refused` hook: the guards refused to ask `target`."""
-    if not target:
+    if not target or (caller.parent_id is None and not counted(caller)):
+        return
+    if caller.parent_id is not None and _turn_of(caller) is None:
         return
     entry, intent = (
         (caller.agent_config["name"], intent_of(caller.routing))
         if caller.parent_id is None
-        else _turn_of(caller) or (caller.path[0], NO_INTENT)
+        else _turn_of(caller) or (caller.path[0], NO_INTENT)  # (pinned: checked above)
     )
     stat_bump(entry=entry, expert=target, intent=intent, day=day_of(caller.created_at), refused=1)
 
@@ -126,6 +143,8 @@ def verdict_counted(*, run: Run, valid: bool) -> None:
 def fallback_counted(*, run: Run, target: str | None) -> None:
     """The router failed on a turn and the keyword/tag fallback chose `target` (or nobody:
     counted against "self", the entry agent answering)."""
+    if not counted(run):
+        return
     stat_bump(
         entry=run.agent_config["name"],
         expert=target or "self",
@@ -144,13 +163,13 @@ def rating_counted(message: ChatMessage, old: int | None, new: int | None) -> No
         return
     run = (
         Run.objects.filter(pk=message.run_id)
-        .only("parent_id", "path", "agent_config", "routing", "created_at")
+        .only("parent_id", "path", "agent_config", "routing", "routing_request", "created_at")
         .first()
     )
     if run is None:
         return
     if run.parent_id is None:
-        expert = (run.routing or {}).get("target")
+        expert = (run.routing or {}).get("target") if counted(run) else None
         turn = (run.agent_config["name"], intent_of(run.routing)) if expert else None
     else:
         expert, turn = run.agent_config["name"], _turn_of(run)

@@ -57,6 +57,11 @@ def test_the_same_cases_route_differently_with_learning_on(suite):
     assert compared["routed_differently"] == 1
     assert compared["pass_rate"] == {"off": 0.0, "on": 100.0}
     assert target_text(on.target).endswith("routing learning on, each agent's own model")
+    # Eval turns teach routing nothing: both sides read the same figures.
+    assert sorted(RoutingStat.objects.values_list("expert", "delegations")) == [
+        ("finance", 10),
+        ("hr", 10),
+    ]
 
 
 def test_a_bad_learning_value_is_refused(suite):
