@@ -117,3 +117,15 @@ def test_counting_can_be_switched_off(user, departments, settings):
 def test_an_unknown_counter_is_refused():
     with pytest.raises(ValueError, match="unknown routing counters"):
         stat_bump(entry="a", expert="b", intent="none", day=None, typo=1)  # type: ignore[arg-type]
+
+
+def test_an_expert_asked_by_an_expert_counts_for_the_turns_entry_agent_and_intent(
+    user, team, settings
+):
+    settings.TASKS_RUN_SYNC = True
+    make_team(boss=["finance"], finance=["hr"], hr=[])
+    routing_seed(name="departments", entry_agents=[Agent.objects.get(name="boss")])
+    team.script("finance", delegate("hr", "payroll costs?"), text("Finance and HR agree."))
+    turn(user, "What does finance say about the budget?")
+    assert counts(entry="boss", expert="hr", intent="finance")["delegations"] == 1
+    assert counts(entry="boss", expert="finance", intent="finance")["delegations"] == 1
