@@ -711,6 +711,8 @@ EVALS_LEASE_SECONDS = env.int("EVALS_LEASE_SECONDS", default=300)  # a dead task
 EVALS_STALE_SECONDS = env.int("EVALS_STALE_SECONDS", default=60)  # a run nobody picked up: re-sent
 EVALS_SWEEP_SECONDS = env.float("EVALS_SWEEP_SECONDS", default=30.0)
 CELERY_BEAT_SCHEDULE["sweep-evals"] = {"task": "evals.sweep_runs", "schedule": EVALS_SWEEP_SECONDS}
+# Routing statistics older than any period that reads them (docs/autonomy.md), once a day.
+CELERY_BEAT_SCHEDULE["prune-routing-stats"] = {"task": "routing.prune_stats", "schedule": 86400.0}
 SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
     {
         "EvalRunStatusEnum": "delegation.evals.models.EvalRunStatus",

@@ -4,11 +4,12 @@ a validator's verdict, a user's rating, the router's fallback. One upsert each, 
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from chat.models import ChatMessage
 from delegation.models import Run, RunStatus
@@ -180,3 +181,11 @@ def rating_counted(message: ChatMessage, old: int | None, new: int | None) -> No
         if rating is not None:
             changes["rated_up" if rating > 0 else "rated_down"] += sign
     stat_bump(entry=turn[0], expert=expert, intent=turn[1], day=day_of(run.created_at), **changes)
+
+
+def stats_prune(*, keep_days: int) -> int:
+    """Delete the rows of days older than `keep_days` (past every window that reads them); how
+    many were deleted."""
+    oldest = timezone.now().date() - timedelta(days=keep_days)
+    deleted, _ = RoutingStat.objects.filter(day__lt=oldest).delete()
+    return deleted

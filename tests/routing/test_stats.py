@@ -4,8 +4,10 @@ ratings (a changed rating moves), refusals; a duplicated delivery or end counts 
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from agents.models import Agent
 from chat.feedback import feedback_clear, feedback_set
@@ -14,6 +16,7 @@ from delegation.models import Run, RunStatus
 from delegation.routing.models import RoutingStat
 from delegation.routing.seeds import routing_seed
 from delegation.routing.stats import stat_bump
+from delegation.routing.tasks import prune_stats
 from delegation.runs.ending import run_end_elsewhere
 from delegation.tasks import advance_run
 from delegation.turns import turn_start
@@ -129,3 +132,15 @@ def test_an_expert_asked_by_an_expert_counts_for_the_turns_entry_agent_and_inten
     turn(user, "What does finance say about the budget?")
     assert counts(entry="boss", expert="hr", intent="finance")["delegations"] == 1
     assert counts(entry="boss", expert="finance", intent="finance")["delegations"] == 1
+
+
+def test_the_daily_prune_forgets_rows_past_every_period_that_reads_them(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["prune-routing-stats"]
+    assert entry["task"] == prune_stats.name == "routing.prune_stats"
+    today = timezone.now().date()
+    for back in (0, 366, 367, 400):
+        day = today - timedelta(days=back)
+        RoutingStat.objects.create(entry="a", expert="b", intent="none", day=day, delegations=1)
+    assert prune_stats() == 2
+    kept = sorted((today - d).days for d in RoutingStat.objects.values_list("day", flat=True))
+    assert kept == [0, 366]
