@@ -4,6 +4,7 @@ admin; a user reads and writes only feedback on their own sessions' answers."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -13,6 +14,10 @@ from chat.models import ChatMessage, ChatSession, MessageFeedback, MessageRole
 from config.errors import AppError, NotFound
 
 NOTE_MAX_CHARS = 2000
+# Who hears that a rating changed: (message, rating before, rating now; None: none), in the
+# rating's transaction, once per change. Registered from a higher app's AppConfig.ready()
+# (delegation.routing counts it for the expert that answered).
+RATING_LISTENERS: list[Callable[[ChatMessage, int | None, int | None], None]] = []
 
 
 def access_answer(user: Any, session_id: uuid.UUID, message_id: uuid.UUID) -> ChatMessage:
@@ -47,15 +52,33 @@ def feedback_set(
             % {"length": len(note), "limit": NOTE_MAX_CHARS},
             details={"note": f"at most {NOTE_MAX_CHARS} characters"},
         )
-    feedback, _created = MessageFeedback.objects.update_or_create(
+    # Read under the row's lock (a concurrent first rating waits for this one), so the change
+    # each listener hears is the one this write makes.
+    feedback, created = MessageFeedback.objects.select_for_update().get_or_create(
         message=message, user=user, defaults={"rating": rating, "note": note}
     )
+    before = None if created else feedback.rating
+    if not created:
+        feedback.rating, feedback.note = rating, note
+        feedback.save(update_fields=["rating", "note", "updated_at"])
+    _rating_changed(message, before, rating)
     return feedback
 
 
+@transaction.atomic
 def feedback_clear(*, user: Any, message: ChatMessage) -> None:
     """Take the user's rating of an answer back."""
-    MessageFeedback.objects.filter(message=message, user=user).delete()
+    feedback = MessageFeedback.objects.select_for_update().filter(message=message, user=user)
+    before = feedback.values_list("rating", flat=True).first()
+    if before is not None:
+        MessageFeedback.objects.filter(message=message, user=user).delete()
+        _rating_changed(message, before, None)
+
+
+def _rating_changed(message: ChatMessage, before: int | None, now: int | None) -> None:
+    if before != now:
+        for listener in RATING_LISTENERS:
+            listener(message, before, now)
 
 
 def feedback_of_session(*, user: Any, session: ChatSession) -> dict[str, dict[str, Any]]:

@@ -62,7 +62,7 @@ from delegation.humans.api import (
     ReviewDetailView,
     ReviewListView,
 )
-from delegation.routing.api import SessionMemoryView
+from delegation.routing.api import RoutingStatsView, SessionMemoryView
 from delegation.usage.api import CostlyTurnsView, MyUsageView, UsageReportView
 
 urlpatterns = [
@@ -142,6 +142,7 @@ urlpatterns = [
     path("activity/export/", ActivityExportView.as_view(), name="activity-export"),
     path("agent-states/", AgentStateListView.as_view(), name="agent-states"),
     path("tokens/", TokenListView.as_view(), name="token-list"),
+    path("routing/stats/", RoutingStatsView.as_view(), name="routing-stats"),
     path("usage/", UsageReportView.as_view(), name="usage-report"),
     path("usage/mine/", MyUsageView.as_view(), name="usage-mine"),
     path("usage/turns/", CostlyTurnsView.as_view(), name="usage-turns"),

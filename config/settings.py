@@ -465,6 +465,12 @@ QUEUED_STALE_SECONDS = env.int("QUEUED_STALE_SECONDS", default=60)  # re-send a 
 RUN_HAND_OVER = env.bool("RUN_HAND_OVER", default=True)
 RUN_READS_CACHE = env.bool("RUN_READS_CACHE", default=True)
 
+# --- Routing that learns (docs/autonomy.md) -------------------------------------------------------
+# Counting how delegations went (a statement where each thing happens: a run's end, a verdict, a
+# rating); the figures routing reads cover the last ROUTING_STATS_WINDOW_DAYS days.
+ROUTING_STATS_ENABLED = env.bool("ROUTING_STATS_ENABLED", default=True)
+ROUTING_STATS_WINDOW_DAYS = env.int("ROUTING_STATS_WINDOW_DAYS", default=30)
+
 # --- Usage and cost (docs/usage.md) ---------------------------------------------------------------
 # Money budgets in USAGE_CURRENCY, decimal strings ("0.50"); empty means no limit. A call whose
 # estimate (prompt tokens + max output tokens at current prices) would pass one is not made.
@@ -713,6 +719,8 @@ EVALS_LEASE_SECONDS = env.int("EVALS_LEASE_SECONDS", default=300)  # a dead task
 EVALS_STALE_SECONDS = env.int("EVALS_STALE_SECONDS", default=60)  # a run nobody picked up: re-sent
 EVALS_SWEEP_SECONDS = env.float("EVALS_SWEEP_SECONDS", default=30.0)
 CELERY_BEAT_SCHEDULE["sweep-evals"] = {"task": "evals.sweep_runs", "schedule": EVALS_SWEEP_SECONDS}
+# Routing statistics older than any period that reads them (docs/autonomy.md), once a day.
+CELERY_BEAT_SCHEDULE["prune-routing-stats"] = {"task": "routing.prune_stats", "schedule": 86400.0}
 SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {}).update(
     {
         "EvalRunStatusEnum": "delegation.evals.models.EvalRunStatus",

@@ -54,7 +54,16 @@ def turn_evidence(*, root: Run) -> dict[str, Any]:
 
 
 def _routing(routing: dict[str, Any] | None) -> dict[str, Any]:
-    keep = ("mode", "target", "reason", "matched_rule", "fallback_used", "policy")
+    keep = (
+        "mode",
+        "target",
+        "reason",
+        "matched_rule",
+        "fallback_used",
+        "policy",
+        "intent",
+        "learning",
+    )
     return {k: routing.get(k) for k in keep} if routing else {}
 
 

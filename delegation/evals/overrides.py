@@ -17,6 +17,7 @@ from delegation.evals.models import EvalCaseResult
 from delegation.evals.sandbox import is_sandbox_user
 from delegation.evals.targets import OFFLINE
 from delegation.models import Run
+from delegation.routing.stats import EVAL_FLAG
 from delegation.runs.create import pinned_config
 
 
@@ -75,3 +76,17 @@ def child_run_pin(child: Run, calls_granted: int) -> dict[str, Any]:
     if config == child.agent_config:
         return config
     return {**config, "max_steps": max(1, min(config["max_steps"], calls_granted))}
+
+
+LEARNING = "routing_learning"  # the overrides' key: routing learning for every turn of the run
+
+
+def root_run_routing(*, run: Run, overrides: dict[str, Any]) -> None:
+    """Mark an eval turn's root run as an eval's in its routing request (routing counts no
+    statistics from it) with the eval run's routing learning if it sets one (off, advisory,
+    on), read when the turn is routed (call before the turn's transaction commits)."""
+    request = {**run.routing_request, EVAL_FLAG: True}
+    if overrides.get(LEARNING):
+        request["learning"] = overrides[LEARNING]
+    run.routing_request = request
+    Run.objects.filter(pk=run.pk).update(routing_request=request)

@@ -33,8 +33,9 @@ from delegation.evals.models import (
     EvalSuite,
     Trigger,
 )
-from delegation.evals.overrides import revision_config
-from delegation.evals.targets import CURRENT, model_label
+from delegation.evals.overrides import LEARNING, revision_config
+from delegation.evals.targets import CURRENT, learning_target, model_label
+from delegation.routing.models import Learning
 
 ADVANCE = "evals.advance_run"  # the Celery task (delegation.evals.tasks), enqueued by name
 CASE_FIELDS = [
@@ -163,11 +164,13 @@ def eval_run_start(
     overrides: dict[str, Any] | None = None,
     target: str = "",
     model: str = "",
+    learning: str = "",
     start: bool = True,
 ) -> EvalRun:
     """Queue a run of the suite's enabled cases against the live agents, one agent's
     `revision`, or the given `overrides` (a draft); with `model`, every run of each turn uses
-    it ("offline": the built-in model). `start=False` leaves it for the caller to drive."""
+    it ("offline": the built-in model); with `learning` (off, advisory, on), every turn is
+    routed with it instead of its policy's. `start=False` leaves it for the caller to drive."""
     cases = list(suite.cases.filter(enabled=True).prefetch_related("user_groups"))
     if not cases:
         message = _("The suite %(suite)s has no enabled case.") % {"suite": suite.name}
@@ -176,6 +179,14 @@ def eval_run_start(
     if revision is not None:
         overrides = {"agents": {revision.agent.name: revision_config(revision=revision)}}
         target = target or f"{revision.agent.name} v{revision.version}"
+    if learning:
+        if learning not in Learning.values:
+            message = _("Routing learning is off, advisory or on, not %(value)s.") % {
+                "value": learning
+            }
+            raise AppError("invalid", message, details={"learning": list(Learning.values)})
+        overrides[LEARNING] = learning
+        target = learning_target(target or CURRENT, learning)
     run = EvalRun.objects.create(
         suite=suite,
         trigger=trigger,

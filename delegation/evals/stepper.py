@@ -30,7 +30,7 @@ from delegation.evals.models import (
     EvalRun,
     EvalRunStatus,
 )
-from delegation.evals.overrides import root_run_pin
+from delegation.evals.overrides import root_run_pin, root_run_routing
 from delegation.evals.sandbox import sandbox_acquire, sandbox_extend, sandbox_release
 from delegation.evals.services import ADVANCE, stale_after
 from delegation.evals.waits import turn_waits_decide, waits_text
@@ -140,6 +140,8 @@ def case_start(*, run: EvalRun, result: EvalCaseResult) -> None:
                 flags=case["flags"],
             )
             root_run_pin(run=sent.run, overrides=run.overrides, model=run.model)
+            if sent.run is not None:  # (a new message always has its run)
+                root_run_routing(run=sent.run, overrides=run.overrides)
             now = timezone.now()
             result.root_run_id, result.session_id = sent.run.pk, session.pk
             result.sandbox_user = user.get_username()

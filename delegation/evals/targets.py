@@ -13,6 +13,7 @@ OWN_MODEL = gettext_noop("each agent's own model")
 OFFLINE_MODEL = gettext_noop("the offline model")
 _DRAFT = re.compile(r"^draft of (?P<agent>.+) \(edited from v(?P<version>\d+)\)$")
 _MODEL = re.compile(r"^model (?P<model>.+)$")
+_LEARNING = re.compile(r"^(?P<what>.+), routing learning (?P<learning>off|advisory|on)$")
 
 
 def model_label(model: str) -> str:
@@ -37,7 +38,17 @@ def target_text(target: str) -> str:
     return gettext("%(what)s, %(model)s") % {"what": _what(what), "model": _model(model)}
 
 
+def learning_target(what: str, learning: str) -> str:
+    """A target whose turns are routed with `learning` (English, as kept)."""
+    return f"{what}, routing learning {learning}"
+
+
 def _what(text: str) -> str:
+    if found := _LEARNING.match(text):
+        return gettext("%(what)s, routing learning %(learning)s") % {
+            "what": _what(found["what"]),
+            "learning": found["learning"],
+        }
     if text == CURRENT:
         return gettext(CURRENT)
     if found := _DRAFT.match(text):

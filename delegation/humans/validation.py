@@ -19,6 +19,7 @@ from agents.providers.base import ModelRequest, whole_answer
 from delegation.humans.activity import activity_record
 from delegation.humans.models import ActivityKind, Verdict
 from delegation.models import Run
+from delegation.routing.stats import verdict_counted
 from delegation.steps.citations import retrieved_passages
 from delegation.steps.strict import run_is_strict
 from delegation.tree.budget import budget_reserve_model_call, budget_state
@@ -90,6 +91,7 @@ def answer_check(*, run: Run, answer: str) -> Check | None:
         validator_failed=check.validator_failed,
     )
     check.verdict_id = verdict.pk
+    verdict_counted(run=run, valid=check.valid)  # (routing's statistics: once per verdict)
     # Counted on the turn's root, so the turn's rating reads the checks only when it has some.
     Run.objects.filter(pk=run.root_id_or_self).update(tree_checks=F("tree_checks") + 1)
     words = "valid" if check.valid else f"invalid: {check.issue}"

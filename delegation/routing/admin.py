@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent
 from agents.selectors import agent_usable_by
+from delegation.routing import admin_stats  # noqa: F401  (registers the statistics page)
 from delegation.routing.decide import RoutingInput, routing_decide
 from delegation.routing.models import (
     RoutingPolicy,
@@ -69,6 +70,9 @@ class RoutingPolicyForm(forms.ModelForm):
             "router_model",
             "router_timeout",
             "memory_per_user",
+            "learning",
+            "learning_threshold",
+            "learning_min_turns",
         ]
 
     def clean_entry_agents(self) -> Any:
@@ -106,7 +110,15 @@ class RoutingPolicyAdmin(admin.ModelAdmin):
 
     form = RoutingPolicyForm
     inlines = [RoutingRuleInline]
-    list_display = ["name", "default_mode", "router_enabled", "agents", "version", "test_link"]
+    list_display = [
+        "name",
+        "default_mode",
+        "router_enabled",
+        "learning",
+        "agents",
+        "version",
+        "test_link",
+    ]
     filter_horizontal = ["entry_agents"]
     readonly_fields = ["version", "test_link", "revisions_link"]
 

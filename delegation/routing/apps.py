@@ -13,9 +13,25 @@ class RoutingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        """Register routing's hooks in the run engine: a turn's session memory, and its mode
-        on the turn's `run.completed` event."""
+        """Register routing's hooks in the run engine: a turn's session memory, its mode on
+        the turn's `run.completed` event, and the statistics (an expert's end, a refusal, a
+        rating in chat)."""
+        from chat.feedback import RATING_LISTENERS
         from delegation.routing.services import route_after_turn_hook, turn_mode_data
+        from delegation.routing.stats import (
+            delegation_counted,
+            rating_counted,
+            refusal_counted,
+            turn_pin,
+        )
         from delegation.runs.hooks import hooks_register
 
-        hooks_register(turn_succeeded=route_after_turn_hook, completed_data=turn_mode_data)
+        hooks_register(
+            turn_succeeded=route_after_turn_hook,
+            completed_data=turn_mode_data,
+            child_pins=turn_pin,
+            run_finished=delegation_counted,
+            delegation_refused=refusal_counted,
+        )
+        if rating_counted not in RATING_LISTENERS:
+            RATING_LISTENERS.append(rating_counted)

@@ -22,7 +22,24 @@ from agents.providers import provider_for
 from agents.providers.base import ModelRequest, Usage, whole_answer
 from agents.registry import tools_for
 from delegation.models import Run
-from delegation.routing.models import Mode, RoutingPolicy, RoutingRule, RuleKind
+from delegation.routing.learning import (
+    Figure,
+    figure_of,
+    learning_changed,
+    learning_figures,
+    learning_on,
+    learning_order,
+    learning_record,
+    prior_lines,
+)
+from delegation.routing.models import (
+    NO_INTENT,
+    Learning,
+    Mode,
+    RoutingPolicy,
+    RoutingRule,
+    RuleKind,
+)
 from delegation.routing.rules import RuleMatch, fold, person_asked, rule_match
 from delegation.tree.budget import budget_take_model_call
 from delegation.usage.budgets import BudgetExceeded
@@ -53,6 +70,9 @@ class RoutingDecision:
     # The user asked for a person: the turn starts by asking staff (ask_human), whatever the
     # topic; no expert is asked first.
     ask_human: bool = False
+    intent: str = NO_INTENT  # the intent rule that decided ("none": none did)
+    # The policy's learning and the figures it used (None: learning is off).
+    learning: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON stored on the run and sent as `routing.decided`."""
@@ -103,9 +123,43 @@ def routing_decide(given: RoutingInput) -> RoutingDecision:
         forced = decision.matched_rule is not None
     intents = [r for r in rules if r.kind == RuleKind.INTENT]
     decided = _apply_first(decision, given, intents, keep_mode=forced)
+    if decided is not None:
+        decision.intent = decided.name
+    figures = None
+    if policy.learning != Learning.OFF and given.targets:  # (one indexed read; none when off)
+        figures = learning_figures(entry=given.entry["name"])
+        decision.learning = learning_record(
+            policy=policy, figures=figures, intent=decision.intent, targets=given.targets
+        )
+    learned = figures if learning_on(policy) else None
     if not decided and given.targets and policy.router_enabled:  # what no rule decides
-        _route_by_model(decision, given)
+        _route_by_model(decision, given, learned)
+    if figures is not None:
+        _learn(decision, given, figures)
     return _with_tools(decision, given)
+
+
+def _learn(decision: RoutingDecision, given: RoutingInput, figures: list[Figure]) -> None:
+    """With learning on, an expert below the threshold for the intent gives way to an
+    alternative the message also mentions (recorded with the figures)."""
+    policy, record = given.policy, decision.learning
+    assert policy is not None and record is not None
+    chosen = next((a for a in given.targets if a.name == decision.target), None)
+    figure = figure_of(figures, decision.target or "", decision.intent)
+    if not learning_on(policy) or chosen is None or figure is None or not figure.below(policy):
+        return
+    others = [a for a, _word in _mentioned(given) if a.name != chosen.name]
+    ordered = learning_order(others, figures, decision.intent, policy)
+    better = [a for a in ordered if not _below(figures, a, decision.intent, policy)]
+    if better:
+        decision.target = better[0].name
+        reason = learning_changed(record, before=chosen, after=better[0], figure=figure)
+        decision.reason = f"{decision.reason} {reason}"
+
+
+def _below(figures: list[Figure], agent: Agent, intent: str, policy: RoutingPolicy) -> bool:
+    figure = figure_of(figures, agent.name, intent)
+    return figure is not None and figure.below(policy)
 
 
 def _person_first(decision: RoutingDecision, given: RoutingInput) -> bool:
@@ -139,7 +193,7 @@ def _apply_first(
     given: RoutingInput,
     rules: list[RoutingRule],
     keep_mode: bool = False,
-) -> bool:
+) -> RoutingRule | None:
     """The first rule that matches and can be followed decides; a rule whose expert this user
     cannot ask now is passed over (recorded) and the next applies."""
     usable = {a.name for a in given.targets}
@@ -178,8 +232,8 @@ def _apply_first(
         decision.matched_keywords = [*decision.matched_keywords, *match.keywords]
         if rule.target is not None:
             decision.target = rule.target.name
-        return True
-    return False
+        return rule
+    return None
 
 
 def _rule_reason(rule: RoutingRule, match: RuleMatch) -> str:
@@ -198,24 +252,27 @@ def _rule_reason(rule: RoutingRule, match: RuleMatch) -> str:
     return gettext("Rule “%(rule)s” matched: %(words)s.") % {"rule": rule.name, "words": words}
 
 
-def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
-    """Ask the router model to pick self or an expert; on any failure, the tag fallback. The
-    call counts against the turn's model calls and money like any other, and is ledgered."""
+def _route_by_model(
+    decision: RoutingDecision, given: RoutingInput, figures: list[Figure] | None
+) -> None:
+    """Ask the router model to pick self or an expert (with the figures as priors when learning
+    is on); on any failure, the tag fallback (which breaks ties with them). The call counts
+    against the turn's model calls and money like any other, and is ledgered."""
     entry = given.entry
     provider_name = (given.policy.router_provider if given.policy else "") or entry["provider"]
     provider = provider_for(provider_name)
     if provider.name == "offline":  # no model to ask: the tags decide, as the offline model does
-        _route_by_tags(decision, given, because=gettext("keyword/tag routing (offline model)"))
+        because = gettext("keyword/tag routing (offline model)")
+        _route_by_tags(decision, given, because=because, figures=figures)
         return
-    request = _router_request(given)
+    request = _router_request(given, figures)
     started = time.monotonic()
     try:
         hold = _router_cleared(given, provider.name, request)
     except BudgetSpent as exc:
         decision.fallback_used = True
-        _route_by_tags(
-            decision, given, because=gettext("no router (%(error)s): fallback") % {"error": exc}
-        )
+        because = gettext("no router (%(error)s): fallback") % {"error": exc}
+        _route_by_tags(decision, given, because=because, figures=figures)
         return
     text, usage = "", Usage()
     try:
@@ -230,6 +287,7 @@ def _route_by_model(decision: RoutingDecision, given: RoutingInput) -> None:
             decision,
             given,
             because=gettext("router failed (%(error)s): fallback") % {"error": _describe(exc)},
+            figures=figures,
         )
         return
     finally:
@@ -258,14 +316,22 @@ def _router_cleared(given: RoutingInput, provider: str, request: ModelRequest) -
         raise BudgetSpent(exc.code) from None
 
 
-def _router_request(given: RoutingInput) -> ModelRequest:
-    """The router model's request: the experts, and the user's message."""
+def _router_request(given: RoutingInput, figures: list[Figure] | None) -> ModelRequest:
+    """The router model's request: the experts, how they did lately (learning on), and the
+    user's message."""
     entry, policy = given.entry, given.policy
     lines = [
         f"- {a.name} ({a.display_name}): {a.description or '—'}"
         + (f" Tags: {', '.join(a.tags)}." if a.tags else "")
         for a in given.targets
     ]
+    priors = prior_lines(figures, given.targets) if figures else []
+    if priors:
+        lines += [
+            "How each expert's answers went lately (share judged good, per kind of question; "
+            "prefer experts that do well):",
+            *priors,
+        ]
     return ModelRequest(
         model=(policy.router_model if policy else "") or entry["model"] or settings.OPENAI_MODEL,
         messages=[
@@ -299,25 +365,51 @@ def _router_choice(answer: str, given: RoutingInput) -> tuple[str, str]:
     return target, reason[:300]
 
 
-def _route_by_tags(decision: RoutingDecision, given: RoutingInput, *, because: str) -> None:
-    """The first expert whose name or a tag the message mentions; else the entry agent."""
-    folded = fold(given.text)
-    for agent in given.targets:
-        for word in [agent.name, *agent.tags]:
-            if word and fold(word) in folded:
-                decision.target = agent.name
-                _add_reason(
-                    decision,
-                    gettext("%(because)s: the message mentions “%(word)s” (%(expert)s).")
-                    % {"because": because, "word": word, "expert": agent.display_name},
-                )
-                decision.matched_keywords = [*decision.matched_keywords, word]
-                return
+def _route_by_tags(
+    decision: RoutingDecision,
+    given: RoutingInput,
+    *,
+    because: str,
+    figures: list[Figure] | None = None,
+) -> None:
+    """The first expert whose name or a tag the message mentions (with learning on, the one
+    with the better figures among them, those below the threshold last); else the entry
+    agent."""
+    mentioned = _mentioned(given)
+    if mentioned:
+        words = dict((a.name, w) for a, w in reversed(mentioned))
+        agents = [a for a, _w in mentioned]
+        if figures is not None and given.policy is not None:
+            agents = learning_order(agents, figures, decision.intent, given.policy)
+        agent, word = agents[0], words[agents[0].name]
+        decision.target = agent.name
+        _add_reason(
+            decision,
+            gettext("%(because)s: the message mentions “%(word)s” (%(expert)s).")
+            % {"because": because, "word": word, "expert": agent.display_name},
+        )
+        decision.matched_keywords = [*decision.matched_keywords, word]
+        if agents[0] is not mentioned[0][0] and decision.learning is not None:
+            changed = learning_changed(decision.learning, before=None, after=agent, figure=None)
+            _add_reason(decision, changed)
+        return
     _add_reason(
         decision,
         gettext("%(because)s: no expert's tags match; the entry agent answers.")
         % {"because": because},
     )
+
+
+def _mentioned(given: RoutingInput) -> list[tuple[Agent, str]]:
+    """The experts whose name or a tag the message mentions (each with the first such word),
+    in the order they are offered."""
+    folded = fold(given.text)
+    found = []
+    for agent in given.targets:
+        word = next((w for w in [agent.name, *agent.tags] if w and fold(w) in folded), None)
+        if word is not None:
+            found.append((agent, word))
+    return found
 
 
 def _add_reason(decision: RoutingDecision, reason: str) -> None:

@@ -7,6 +7,7 @@ import re
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
@@ -27,6 +28,14 @@ class RuleKind(models.TextChoices):
 
     OVERRIDE = "override", _("explicit override")
     INTENT = "intent", _("intent rule")
+
+
+class Learning(models.TextChoices):
+    """Whether routing uses its statistics: not at all, shown only, or in the choice."""
+
+    OFF = "off", pgettext_lazy("routing learning", "Off")
+    ADVISORY = "advisory", pgettext_lazy("routing learning", "Advisory")
+    ON = "on", pgettext_lazy("routing learning", "On")
 
 
 class RoutingPolicy(models.Model):
@@ -78,6 +87,31 @@ class RoutingPolicy(models.Model):
         verbose_name=_("memory per user"),
         default=False,
         help_text=_("Keep routing memory per user instead of per chat session."),
+    )
+    learning = models.CharField(
+        verbose_name=_("learning"),
+        max_length=8,
+        choices=Learning.choices,
+        default=Learning.OFF,
+        help_text=_(
+            "Off: statistics are not read. Advisory: each decision shows and records the "
+            "figures, which change nothing. On: they break ties, and an expert below the "
+            "threshold for the intent is asked only after the alternatives."
+        ),
+    )
+    learning_threshold = models.PositiveSmallIntegerField(
+        verbose_name=_("learning threshold (%)"),
+        default=50,
+        validators=[MaxValueValidator(100)],
+        help_text=_(
+            "An expert whose share of good answers for an intent is below this is asked after "
+            "the alternatives (good: validated or rated up, out of those judged)."
+        ),
+    )
+    learning_min_turns = models.PositiveSmallIntegerField(
+        verbose_name=_("minimum turns"),
+        default=5,
+        help_text=_("An expert's figures for an intent count only from this many delegations."),
     )
     version = models.PositiveIntegerField(verbose_name=_("version"), default=0, editable=False)
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
@@ -231,3 +265,37 @@ class SessionMemory(models.Model):
 
     def __str__(self) -> str:
         return gettext("memory of %(owner)s") % {"owner": self.session_id or self.user}
+
+
+NO_INTENT = "none"  # the intent of a turn no intent rule decided
+
+
+class RoutingStat(models.Model):
+    """How an entry agent's delegations to one expert went for one intent on one day: counters
+    bumped where each thing happens (a run's end, a verdict, a rating), never recounted."""
+
+    entry = models.CharField(verbose_name=_("entry agent"), max_length=100)
+    expert = models.CharField(verbose_name=_("expert"), max_length=100)
+    intent = models.CharField(verbose_name=_("intent"), max_length=100, default=NO_INTENT)
+    day = models.DateField(verbose_name=_("day"))
+    delegations = models.PositiveIntegerField(verbose_name=_("delegations"), default=0)
+    succeeded = models.PositiveIntegerField(verbose_name=_("succeeded"), default=0)
+    validation_passed = models.PositiveIntegerField(verbose_name=_("validation passed"), default=0)
+    validation_failed = models.PositiveIntegerField(verbose_name=_("validation failed"), default=0)
+    rated_up = models.IntegerField(verbose_name=_("rated up"), default=0)
+    rated_down = models.IntegerField(verbose_name=_("rated down"), default=0)
+    fell_back = models.PositiveIntegerField(verbose_name=_("fell back"), default=0)
+    refused = models.PositiveIntegerField(verbose_name=_("refused"), default=0)
+
+    class Meta:
+        verbose_name = _("routing statistic")
+        verbose_name_plural = _("routing statistics")
+        ordering = ["-day", "entry", "expert", "intent"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["entry", "expert", "intent", "day"], name="one_routing_stat_per_day"
+            )
+        ]  # (its index, entry first, serves the window's read of one entry agent)
+
+    def __str__(self) -> str:
+        return f"{self.entry} → {self.expert} ({self.intent}, {self.day})"

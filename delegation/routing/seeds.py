@@ -1,14 +1,15 @@
 """The two rule sets that ship as data: department routing (finance, HR, legal) and the site
-assistant's; each in Chinese (both scripts match) and English."""
+assistant's; each in Chinese (both scripts match) and English. And the demo's statistics."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from typing import Any
 
 from django.db import transaction
 
 from agents.models import Agent
-from delegation.routing.models import Mode, RoutingPolicy, RoutingRule, RuleKind
+from delegation.routing.models import Mode, RoutingPolicy, RoutingRule, RoutingStat, RuleKind
 from delegation.routing.revisions import policy_revision_record
 
 # (name, keywords, mode, options) — overrides force a mode whatever the intent.
@@ -116,3 +117,47 @@ def routing_seed(*, name: str, entry_agents: list[Agent] = ()) -> RoutingPolicy:
         policy.entry_agents.set(entry_agents)
     policy_revision_record(policy=policy, comment="shipped rule set")
     return policy
+
+
+# The demo's figures: (expert, intent, delegations, validated, failed, rated up, rated down) per
+# day over the last DEMO_DAYS days, so the statistics page, its charts and the figures a
+# decision records show something offline. HR does well on HR questions and badly on finance.
+DEMO_FIGURES: list[tuple[str, str, int, int, int, int, int]] = [
+    ("hr", "hr", 2, 2, 0, 1, 0),
+    ("hr", "finance", 1, 0, 1, 0, 1),
+    ("finance", "finance", 2, 2, 0, 1, 0),
+    ("legal", "legal", 1, 1, 0, 0, 0),
+    ("math", "none", 1, 1, 0, 0, 0),
+    ("translator", "none", 1, 0, 0, 1, 0),
+]
+DEMO_DAYS = 14
+
+
+@transaction.atomic
+def routing_seed_demo_stats(*, entry: str, today: date) -> int:
+    """The demo's statistics for `entry` (once: none are added where it has some); how many
+    rows were written. Every third day is quieter, so the charts are not flat."""
+    if RoutingStat.objects.filter(entry=entry).exists():
+        return 0
+    rows = []
+    for back in range(DEMO_DAYS):
+        day = today - timedelta(days=back)
+        for expert, intent, count, passed, failed, up, down in DEMO_FIGURES:
+            quiet = back % 3 == 2
+            rows.append(
+                RoutingStat(
+                    entry=entry,
+                    expert=expert,
+                    intent=intent,
+                    day=day,
+                    delegations=count + (0 if quiet else 1),
+                    succeeded=count + (0 if quiet else 1),
+                    validation_passed=passed,
+                    validation_failed=failed + (1 if expert == "hr" and back % 4 == 0 else 0),
+                    rated_up=up,
+                    rated_down=down,
+                    fell_back=1 if expert == "hr" and intent == "finance" and quiet else 0,
+                )
+            )
+    RoutingStat.objects.bulk_create(rows)
+    return len(rows)

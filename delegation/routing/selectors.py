@@ -1,13 +1,20 @@
-"""Reads of routing: the policy of an entry agent, a session's memory, a run's mode."""
+"""Reads of routing: the policy of an entry agent, a session's memory, a run's mode, the
+statistics (per entry agent, expert and intent; per day for a chart)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
+
+from django.conf import settings
+from django.db.models import Sum
+from django.utils import timezone
 
 from agents.models import Agent
 from config.db.prepared import PreparedLookup
 from delegation.models import Run
-from delegation.routing.models import RoutingPolicy, SessionMemory
+from delegation.routing.models import RoutingPolicy, RoutingStat, SessionMemory
+from delegation.routing.stats import COUNTERS
 from delegation.runs.per_run import per_run
 
 # An entry agent's policy, read at each turn's start and each delivery of its run: compiled
@@ -75,3 +82,69 @@ def memory_of(*, session: Any, user: Any, per_user: bool = False) -> SessionMemo
     if per_user:
         return _USER_MEMORY.row(user)
     return _SESSION_MEMORY.row(getattr(session, "pk", session), user)
+
+
+def _rate(part: int, whole: int) -> float | None:
+    """A share in percent, one decimal (None: nothing to share)."""
+    return round(100 * part / whole, 1) if whole else None
+
+
+def stats_rows(
+    *, entry: str = "", expert: str = "", intent: str = "", days: int | None = None
+) -> list[dict[str, Any]]:
+    """Routing statistics summed per entry agent, expert and intent over the last `days` days
+    (default: the window), with their rates; the most delegations first."""
+    days = days or settings.ROUTING_STATS_WINDOW_DAYS
+    rows = RoutingStat.objects.filter(day__gte=timezone.now().date() - timedelta(days=days))
+    for name, value in (("entry", entry), ("expert", expert), ("intent", intent)):
+        if value:
+            rows = rows.filter(**{name: value})
+    summed = rows.values("entry", "expert", "intent").annotate(
+        **{name: Sum(name) for name in COUNTERS}
+    )
+    result = []
+    for row in summed.order_by("-delegations", "entry", "expert", "intent"):
+        judged = row["validation_passed"] + row["validation_failed"]
+        rated = row["rated_up"] + row["rated_down"]
+        good = row["validation_passed"] + row["rated_up"]
+        result.append(
+            row
+            | {
+                "success_rate": _rate(row["succeeded"], row["delegations"]),
+                "validation_rate": _rate(row["validation_passed"], judged),
+                "rating_rate": _rate(row["rated_up"], rated),
+                "good_rate": _rate(good, judged + rated),
+            }
+        )
+    return result
+
+
+def stats_daily(
+    *, entry: str = "", intent: str = "", days: int | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Each expert's delegations and their good and bad judgements per day over the last `days`
+    days, for its chart (one query); days without delegations are left out."""
+    days = days or settings.ROUTING_STATS_WINDOW_DAYS
+    rows = RoutingStat.objects.filter(day__gte=timezone.now().date() - timedelta(days=days))
+    if entry:
+        rows = rows.filter(entry=entry)
+    if intent:
+        rows = rows.filter(intent=intent)
+    summed = rows.values("expert", "day").annotate(
+        delegations=Sum("delegations"),
+        good=Sum("validation_passed") + Sum("rated_up"),
+        bad=Sum("validation_failed") + Sum("rated_down"),
+    )
+    daily: dict[str, list[dict[str, Any]]] = {}
+    for row in summed.order_by("expert", "day"):
+        daily.setdefault(row["expert"], []).append(row)
+    return daily
+
+
+def stats_filters() -> dict[str, list[str]]:
+    """The entry agents, experts and intents that have statistics (the filters' choices)."""
+    rows = RoutingStat.objects.all()
+    return {
+        name: sorted(set(rows.values_list(name, flat=True).distinct()))
+        for name in ("entry", "expert", "intent")
+    }

@@ -3,16 +3,21 @@ chosen expert, tell staff who asked for debug; remember the turn afterwards."""
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
 from typing import Any
+
+from django.db import transaction
 
 from config.permissions import holds_model_permission
 from delegation.models import Run
 from delegation.routing.decide import ASK_HUMAN, RoutingInput, routing_decide
 from delegation.routing.memory import memory_after_turn
+from delegation.routing.models import Learning, RoutingPolicy
 from delegation.routing.rules import person_question
 from delegation.routing.selectors import mode_of, run_policy
+from delegation.routing.stats import fallback_counted
 from delegation.runs.emitter import RunEmitter
 from delegation.runs.transcript import DELEGATE
 from delegation.runs.writes import run_save_progress
@@ -27,7 +32,7 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
     decision = routing_decide(
         RoutingInput(
             text=run.task,
-            policy=run_policy(run),
+            policy=_with_learning(run_policy(run), request.get("learning")),
             entry=run.agent_config,
             targets=delegation_targets(caller=run),
             force_strict=bool(request.get("force_strict")),
@@ -46,9 +51,22 @@ def route_turn(*, run: Run, emitter: RunEmitter) -> None:
         arguments = {"target": decision.target, "task": run.task, "reason": decision.reason[:500]}
         run.transcript = [*run.transcript, _first_call(run, DELEGATE, arguments)]
     run.last_seq = emitter.seq
-    run_save_progress(run=run)
+    with transaction.atomic():  # (a fallback is counted with the decision's save: once)
+        run_save_progress(run=run)
+        if decision.fallback_used:
+            fallback_counted(run=run, target=decision.target)
     if request.get("debug") and holds_model_permission(run.user, Run, "view"):
         emitter.emit("routing.decided", **run.routing)
+
+
+def _with_learning(policy: RoutingPolicy | None, learning: Any) -> RoutingPolicy | None:
+    """The policy with the turn's own learning setting (an eval run compares off and on), as
+    a copy: the policy read for the turn stays as it is."""
+    if policy is None or learning not in Learning.values or learning == policy.learning:
+        return policy
+    changed = copy.copy(policy)
+    changed.learning = learning
+    return changed
 
 
 def route_after_turn(*, run: Run) -> None:

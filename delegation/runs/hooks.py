@@ -46,6 +46,12 @@ class Hooks:
     span_events: list[Callable[[Run], list[tuple[str, int, dict[str, Any]]]]] = field(
         default_factory=list
     )
+    # A run's end was written (once: in the transaction of its fenced end, if one is open):
+    # the run as it ended (routing: how the delegation went).
+    run_finished: list[Callable[[Run], None]] = field(default_factory=list)
+    # A delegate call was refused by the guards: the caller, the expert's name as asked (or
+    # None), the refusal's code (routing: counted against that expert).
+    delegation_refused: list[Callable[[Run, str | None, str], None]] = field(default_factory=list)
     # A turn's entry run ended, any way, after its `run.completed` (channels: deliver the answer).
     turn_ended: list[Callable[[Run], None]] = field(default_factory=list)
     # What a turn's `run.completed` event adds (routing: its mode).

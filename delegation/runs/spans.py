@@ -77,6 +77,7 @@ def _span_write(run: Run) -> None:
         "agent_platform.currency": usage.get("currency"),
         "error.type": (run.error or {}).get("code"),
     }
+    attributes |= _routing_attributes(run.routing)
     if capture_content():
         attributes["gen_ai.input.messages"] = _messages("user", run.task)
         attributes["gen_ai.output.messages"] = _messages("assistant", run.answer)
@@ -91,6 +92,23 @@ def _span_write(run: Run) -> None:
         events=events,
         error=(run.error or {}).get("message", "") if run.status != "succeeded" else "",
     )
+
+
+def _routing_attributes(routing: dict[str, Any] | None) -> dict[str, Any]:
+    """A turn's routing as its root span shows it: the intent, the expert asked first, and
+    with learning the figures the decision used (JSON: a span attribute is flat)."""
+    if not routing:
+        return {}
+    shown = {
+        "agent_platform.routing.intent": routing.get("intent"),
+        "agent_platform.routing.target": routing.get("target"),
+    }
+    learning = routing.get("learning")
+    if learning:
+        shown["agent_platform.routing.learning"] = learning.get("mode")
+        shown["agent_platform.routing.figures"] = json.dumps(learning.get("figures", []))
+        shown["agent_platform.routing.learning_changed"] = learning.get("changed") or None
+    return shown
 
 
 def _messages(role: str, text: str) -> str:

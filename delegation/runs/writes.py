@@ -22,6 +22,7 @@ from delegation.runs.fenced import (
     held,
     working,
 )
+from delegation.runs.hooks import HOOKS
 from delegation.runs.spans import run_ended_observed
 
 
@@ -102,5 +103,7 @@ def _ended(run: Run, ending: dict[str, Any], updated: int) -> bool:
     for name, value in (ending | {"lease_expires_at": None}).items():
         setattr(run, name, value)
     if updated:
+        for finished in HOOKS.run_finished:  # (routing: counted with the end, in its commit)
+            finished(run)
         transaction.on_commit(partial(run_ended_observed, run), robust=True)
     return bool(updated)

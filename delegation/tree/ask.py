@@ -134,6 +134,8 @@ def _refuse(
         summary=f"{caller.agent_config['display_name']} could not ask {target}: {message}",
         data={"target": target, "code": code},
     )
+    for refusal in HOOKS.delegation_refused:  # (routing: counted against the expert)
+        refusal(caller, target if isinstance(target, str) else None, code)
     _save_message(
         caller,
         emitter,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from agents.models import Agent
-from delegation.routing.models import RoutingPolicy, RoutingPolicyRevision
+from delegation.routing.models import RoutingPolicy, RoutingPolicyRevision, RoutingStat
 from delegation.routing.seeds import routing_seed
 from tests.factories import make_agent
 
@@ -23,6 +24,9 @@ def policy_form(name: str = "p", **rule: str) -> dict[str, str]:
         "router_provider": "",
         "router_model": "",
         "router_timeout": "5",
+        "learning": "off",
+        "learning_threshold": "50",
+        "learning_min_turns": "5",
         "rules-TOTAL_FORMS": "1",
         "rules-INITIAL_FORMS": "0",
         "rules-MIN_NUM_FORMS": "0",
@@ -130,3 +134,27 @@ def test_an_agents_knowledge_bases_show_in_admin_and_rest(admin_client):
     page = admin_client.get(f"/admin/agents/agent/{agent.pk}/change/").content.decode()
     assert "Finance KB</a> (kb_search and kb_documents are offered)" in page
     assert admin_client.get("/api/v1/agents/finance/").json()["knowledge_bases"] == ["finance-kb"]
+
+
+def test_the_test_box_shows_the_intent_and_the_figures_learning_used(admin_client):
+    make_agent("hr", display_name="HR", tags=["hr"])
+    entry = make_agent("assistant", is_entry=True)
+    entry.allowed_subagents.set(Agent.objects.filter(name="hr"))
+    policy = routing_seed(name="departments", entry_agents=[entry])
+    url = f"/admin/routing/routingpolicy/{policy.pk}/test/"
+    plain = admin_client.post(url, {"message": "人资的特休规定是什么？"}).content.decode()
+    assert "routing-figures" not in plain  # learning off: no figures read
+    RoutingStat.objects.create(
+        entry="assistant",
+        expert="hr",
+        intent="hr",
+        day=timezone.now().date(),
+        delegations=12,
+        succeeded=12,
+        validation_passed=3,
+        validation_failed=9,
+    )
+    policy.learning = "advisory"
+    policy.save()
+    page = admin_client.post(url, {"message": "人资的特休规定是什么？"}).content.decode()
+    assert "hr: 25 % good on “hr” (12 turns)" in page and "below the threshold" in page

@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from agents.demo import seed_demo_agents
 from agents.knowledge.demo import knowledge_seed_demo
@@ -14,8 +15,8 @@ from agents.mcp.demo import mcp_seed_demo
 from agents.models import Agent
 from chat.channels.demo.store import demo_line_seed
 from delegation.evals.demo import evals_seed_demo
-from delegation.routing.models import RoutingPolicy
-from delegation.routing.seeds import routing_seed
+from delegation.routing.models import Learning, RoutingPolicy
+from delegation.routing.seeds import routing_seed, routing_seed_demo_stats
 
 DEMO_USERS = [("admin", "admin", True), ("demo", "demo", False)]
 
@@ -59,6 +60,12 @@ class Command(BaseCommand):
             self.stdout.write(
                 "Routing policies created: departments (the assistant's), site-assistant"
             )
+            # The demo shows routing's figures (routing debug, the test box) without acting on
+            # them: learning advisory.
+            RoutingPolicy.objects.filter(name="departments").update(learning=Learning.ADVISORY)
+        written = routing_seed_demo_stats(entry="assistant", today=timezone.now().date())
+        if written:
+            self.stdout.write(f"Routing statistics for the demo: {written} rows (14 days)")
         suites = evals_seed_demo()
         if suites:
             self.stdout.write(
