@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone, translation
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents.selectors import agent_usable_by
@@ -27,6 +27,7 @@ from config.enqueue import enqueue
 from config.errors import AppError
 from delegation.models import FINAL_STATUSES, Run, RunStatus
 from delegation.turns import turn_start
+from reminders import clock
 from reminders.slots import last_slot, slot_key
 from reminders.watches.findings import check_text, finding_parse
 from reminders.watches.models import CheckStatus, Watch, WatchCheck
@@ -46,7 +47,7 @@ def watches_tick(*, now: datetime | None = None) -> dict[str, int]:
     """Start the checks of every watch whose slot came due, finish checks whose turn ended
     while no one listened (a lost cache entry), and deliver the held notifications whose time
     came. Counts of what it did."""
-    now = now or timezone.now()
+    now = now or clock.now()
     started = 0
     for watch in Watch.objects.filter(enabled=True).select_related("agent"):
         slot = _due_slot(watch, now)
@@ -191,7 +192,7 @@ def check_finish(*, check_id: int, now: datetime | None = None) -> str:
         except ValueError as exc:
             outcome_record(check=check, status=CheckStatus.ERROR, error=str(exc))
             return str(check.status)
-        finding_tell(check=check, finding=finding, now=now or timezone.now())
+        finding_tell(check=check, finding=finding, now=now or clock.now())
         return str(check.status)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.utils import timezone, translation
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agents.tools.builtin import user_timezone
@@ -21,6 +21,7 @@ from chat.events import emit_to_users, envelope
 from chat.models import ChatMessage, ChatSession, MessageRole, MessageStatus
 from chat.selectors import message_as_event_data
 from delegation.models import Run
+from reminders import clock
 from reminders.watches.findings import Finding
 from reminders.watches.models import (
     Notification,
@@ -63,7 +64,7 @@ def notifications_place(
 def notifications_deliver_held(*, now: datetime | None = None) -> int:
     """Deliver the held notifications whose time came (each once: rows claimed with SKIP
     LOCKED); one still inside quiet hours or over the cap is held again. How many went."""
-    now = now or timezone.now()
+    now = now or clock.now()
     with transaction.atomic():
         due = list(
             Notification.objects.select_for_update(skip_locked=True, of=("self",))

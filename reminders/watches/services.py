@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from reminders.watches.models import NotificationSettings, Watch, WatchState
 from reminders.watches.schedule import cron_of
@@ -50,7 +51,7 @@ def notification_settings_update(
 ) -> NotificationSettings:
     """Save the user's quiet hours (both or neither), daily cap and where notifications go."""
     if (quiet_start is None) != (quiet_end is None):
-        raise ValueError("Give both ends of the quiet hours, or neither.")
+        raise ValueError(_("Give both ends of the quiet hours, or neither."))
     settings, _created = NotificationSettings.objects.update_or_create(
         user=user,
         defaults={

@@ -30,8 +30,20 @@ def overdue_task(user: Any, title: str, days: int = 40) -> Task:
     return Task.objects.create(user=user, title=title, due_date=due)
 
 
+_NOW = {"at": CREATED}
+
+
+@pytest.fixture(autouse=True)
+def pinned_clock(monkeypatch) -> None:
+    """The watches' "now" is the last tick's time (reminders.clock.now, as the planner's)."""
+    _NOW["at"] = CREATED
+    monkeypatch.setattr("reminders.clock.now", lambda: _NOW["at"])
+
+
 def tick(at: datetime) -> dict[str, int]:
-    """One beat of the watches at `at`, then every check it started is finished and told."""
+    """One beat of the watches at `at` (the clock moves there), then every check it started is
+    finished and told."""
+    _NOW["at"] = at
     counts = watches_tick(now=at)
     enqueue_module.wait_for_in_process_tasks()
     return counts

@@ -16,6 +16,7 @@ from chat.channels.demo.store import demo_line_seed
 from delegation.evals.demo import evals_seed_demo
 from delegation.routing.models import RoutingPolicy
 from delegation.routing.seeds import routing_seed
+from reminders.watches.demo import watches_seed_demo
 
 DEMO_USERS = [("admin", "admin", True), ("demo", "demo", False)]
 
@@ -59,6 +60,9 @@ class Command(BaseCommand):
             self.stdout.write(
                 "Routing policies created: departments (the assistant's), site-assistant"
             )
+        watch = watches_seed_demo()
+        if watch is not None:
+            self.stdout.write(f"Demo watch: {watch.name} ({watch.users.count()} users)")
         suites = evals_seed_demo()
         if suites:
             self.stdout.write(
