@@ -37,9 +37,12 @@ export function watchNotification(ev, ctx) {
   toast(ctx.container, {
     title: interpolate(gettext("%(watch)s found something"), { watch: data.watch || "" }),
     text: data.title || "",
-    action: { label: gettext("Mute this watch"), run: () => muteAndSay(ctx.container, ctx.announce, data) },
+    action: {
+      label: gettext("Mute this watch"),
+      run: () => muteAndSay(ctx.container, ctx.announce, data),
+    },
   });
   ctx.announce(interpolate(gettext("Notification: %(text)s"), { text: data.title || "" }));
-  if (ev.session_id) ctx.touch(ev.session_id, data.message?.agent?.display_name || gettext("Notifications"));
+  if (ev.session_id) ctx.touch(ev.session_id, gettext("Notifications"));
   if (data.message?.id) ctx.show(ev.session_id, data.message);
 }
