@@ -88,7 +88,7 @@ def entry_decision(*, check: WatchCheck, finding: Finding) -> Decision:
     user, staff = route in (Route.USER, Route.BOTH), route in (Route.STAFF, Route.BOTH)
     explanation = _("%(agent)s tells %(whom)s (%(why)s).") % {
         "agent": agent,
-        "whom": _WHOM[route],
+        "whom": _WHOM[Route(route)],
         "why": why,
     }
     return Decision(user=user, staff=staff, explanation=explanation, agent=agent)
@@ -151,5 +151,5 @@ def outcome_record(
                 Notification.objects.filter(check_row=check).values_list("user_id", flat=True)
             ),
         },
-        group=check.watch.staff_group.name if check.watch.staff_group_id else "",
+        group=check.watch.staff_group.name if check.watch.staff_group is not None else "",
     )
