@@ -4,8 +4,10 @@ settings (quiet hours, daily cap, channels)."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import time
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -14,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import ERRORS
-from config.errors import AppError
+from config.api_fields import StrictBooleanField, StrictCharField, StrictIntegerField
 from reminders.watches.selectors import access_watch, watch_seen, watches_of
 from reminders.watches.services import (
     notification_settings_of,
@@ -39,18 +41,57 @@ class WatchSerializer(serializers.Serializer):
 class WatchMuteSerializer(serializers.Serializer):
     """Mute (true) or unmute (false) the watch for the requesting user."""
 
-    muted = serializers.BooleanField()
+    muted = StrictBooleanField()
+
+
+_CLOCK = RegexValidator(r"^([01][0-9]|2[0-3]):[0-5][0-9]$", message="Write HH:MM (24-hour).")
+
+
+class ClockField(StrictCharField):
+    """A wall-clock time as "HH:MM" (24-hour)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.validators = [_CLOCK]  # the one pattern the schema shows (it implies not blank)
+
+    def to_representation(self, value: Any) -> str:
+        """The time as HH:MM."""
+        return value.strftime("%H:%M") if isinstance(value, time) else str(value)
+
+
+class QuietHoursSerializer(serializers.Serializer):
+    """From `start` until `end` (HH:MM in the user's timezone; may span midnight)."""
+
+    start = ClockField()
+    end = ClockField()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """The two ends as times."""
+        return {name: time.fromisoformat(value) for name, value in attrs.items()}
 
 
 class NotificationSettingsSerializer(serializers.Serializer):
-    """Quiet hours (HH:MM in the user's timezone; both or neither), the most notifications a
-    day, and where they go besides the chat."""
+    """Quiet hours (null: none), the most notifications a day, and where they go besides the
+    chat."""
 
-    quiet_start = serializers.TimeField(allow_null=True, format="%H:%M")
-    quiet_end = serializers.TimeField(allow_null=True, format="%H:%M")
-    daily_cap = serializers.IntegerField(min_value=1, max_value=1000)
-    email = serializers.BooleanField()
-    linked_chats = serializers.BooleanField()
+    quiet_hours = QuietHoursSerializer(allow_null=True)
+    daily_cap = StrictIntegerField(min_value=1, max_value=1000)
+    email = StrictBooleanField()
+    linked_chats = StrictBooleanField()
+
+
+def _settings(saved: Any) -> dict[str, Any]:
+    quiet = None
+    if saved.quiet_start is not None and saved.quiet_end is not None:
+        quiet = {"start": saved.quiet_start, "end": saved.quiet_end}
+    return NotificationSettingsSerializer(
+        {
+            "quiet_hours": quiet,
+            "daily_cap": saved.daily_cap,
+            "email": saved.email,
+            "linked_chats": saved.linked_chats,
+        }
+    ).data
 
 
 def _watch(seen: Any) -> dict[str, Any]:
@@ -99,8 +140,7 @@ class NotificationSettingsView(APIView):
     )
     def get(self, request: Request) -> Response:
         """The settings (the defaults when never set)."""
-        current = notification_settings_of(user=request.user)
-        return Response(NotificationSettingsSerializer(current).data)
+        return Response(_settings(notification_settings_of(user=request.user)))
 
     @extend_schema(
         operation_id="notification_settings_update",
@@ -108,11 +148,12 @@ class NotificationSettingsView(APIView):
         responses={200: NotificationSettingsSerializer, **ERRORS},
     )
     def put(self, request: Request) -> Response:
-        """Replace the settings; quiet hours need both ends (or neither)."""
+        """Replace the settings."""
         body = NotificationSettingsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            saved = notification_settings_update(user=request.user, **body.validated_data)
-        except ValueError as exc:
-            raise AppError("invalid", str(exc), details={"quiet_end": str(exc)}) from exc
-        return Response(NotificationSettingsSerializer(saved).data)
+        fields = dict(body.validated_data)
+        quiet = fields.pop("quiet_hours") or {}
+        saved = notification_settings_update(
+            user=request.user, quiet_start=quiet.get("start"), quiet_end=quiet.get("end"), **fields
+        )
+        return Response(_settings(saved))

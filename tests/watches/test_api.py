@@ -66,15 +66,13 @@ def test_a_bad_mute_body_is_refused(watch, alice_api):
 def test_notification_settings_are_the_users_own(alice_api, bob_api):
     url = "/api/v1/notifications/settings/"
     assert alice_api.get(url).json() == {
-        "quiet_start": None,
-        "quiet_end": None,
+        "quiet_hours": None,
         "daily_cap": 10,
         "email": False,
         "linked_chats": True,
     }
     saved = {
-        "quiet_start": "22:00",
-        "quiet_end": "07:30",
+        "quiet_hours": {"start": "22:00", "end": "07:30"},
         "daily_cap": 3,
         "email": True,
         "linked_chats": False,
@@ -87,9 +85,11 @@ def test_notification_settings_are_the_users_own(alice_api, bob_api):
 @pytest.mark.parametrize(
     "body",
     [
-        {"quiet_start": "22:00", "quiet_end": None, "daily_cap": 3},
-        {"quiet_start": None, "quiet_end": None, "daily_cap": 0},
-        {"quiet_start": "25:00", "quiet_end": "07:00", "daily_cap": 3},
+        {"quiet_hours": {"start": "22:00"}, "daily_cap": 3},
+        {"quiet_hours": None, "daily_cap": 0},
+        {"quiet_hours": {"start": "25:00", "end": "07:00"}, "daily_cap": 3},
+        {"quiet_hours": {"start": "22:00", "end": "7"}, "daily_cap": 3},
+        {"quiet_hours": None, "daily_cap": "3"},
     ],
 )
 def test_bad_settings_are_refused_and_change_nothing(alice_api, body):
