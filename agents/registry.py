@@ -236,6 +236,22 @@ def offline_rules() -> list[tuple[str, Callable[[str], dict[str, Any] | None]]]:
     return [(t.name, t.offline_rule) for t in ruled if t.offline_rule is not None]
 
 
+# Answers the offline model gives once tools answered, for messages a feature recognises (a
+# watch's check asks for a JSON finding): each gets the messages, None when not its message.
+_OFFLINE_ANSWERERS: list[Callable[[list[dict[str, Any]]], str | None]] = []
+
+
+def offline_answerer_add(answerer: Callable[[list[dict[str, Any]]], str | None]) -> None:
+    """Register an offline-model answer for messages a feature recognises (once)."""
+    if answerer not in _OFFLINE_ANSWERERS:
+        _OFFLINE_ANSWERERS.append(answerer)
+
+
+def offline_answer(messages: list[dict[str, Any]]) -> str | None:
+    """The first registered offline answer to these messages, or None."""
+    return next((a for a in (f(messages) for f in _OFFLINE_ANSWERERS) if a is not None), None)
+
+
 def get_tool(key: str) -> Tool | None:
     """The usable tool with this key, or None."""
     source = _source_of(key)

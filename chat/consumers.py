@@ -385,5 +385,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
     message_created = message_started = message_delta = message_completed = relay
     tool_called = tool_result = tool_progress = delegation_started = delegation_completed = relay
     run_completed = reminder_due = error = session_snapshot = session_history = relay
+    watch_notification = relay
     routing_decided = run_progress = relay
     run_waiting = run_resumed = message_assessed = inbox_new_item = inbox_item_decided = relay

@@ -34,6 +34,7 @@ EVENT_TYPES = frozenset(
         "run.completed",
         "routing.decided",
         "reminder.due",
+        "watch.notification",
         "run.waiting",
         "run.resumed",
         "message.assessed",

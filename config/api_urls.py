@@ -67,6 +67,7 @@ from delegation.usage.api import CostlyTurnsView, MyUsageView, UsageReportView
 
 urlpatterns = [
     path("", include("reminders.api_urls")),
+    path("", include("reminders.watches.api_urls")),
     path("agents/", AgentListView.as_view(), name="agent-list"),
     path("agents/available/", AvailableAgentsView.as_view(), name="agent-available"),
     path("agents/<slug:name>/", AgentDetailView.as_view(), name="agent-detail"),

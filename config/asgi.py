@@ -25,6 +25,7 @@ from config.collector import collector_freeze_startup  # noqa: E402
 from config.periodic import start_in_process_beat  # noqa: E402
 from delegation.sweeper import runs_recover_orphans, runs_sweep  # noqa: E402
 from reminders.dispatch import reminders_dispatch  # noqa: E402
+from reminders.watches.checks import watches_tick  # noqa: E402
 
 # With no broker there is no Celery beat: the server process runs the periodic jobs itself.
 start_in_process_beat(
@@ -32,6 +33,7 @@ start_in_process_beat(
         (settings.SWEEP_INTERVAL_SECONDS, runs_sweep),
         (settings.REMINDER_DISPATCH_SECONDS, reminders_dispatch),
         (settings.SWEEP_INTERVAL_SECONDS, channels_sweep),
+        (settings.WATCH_TICK_SECONDS, watches_tick),
     ],
     # This process is the only worker: what the one before it left goes first. (Documents are
     # swept only then: nothing can stop an indexing thread, so a long one is never lost.)

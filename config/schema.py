@@ -22,6 +22,11 @@ AREAS: list[tuple[str, str, tuple[str, ...]]] = [
     ("Reviews", "Answers flagged for review.", ("reviews",)),
     ("Activity", "The activity log and the agents' states.", ("activity", "agent-states")),
     ("Reminders", "Tasks, reminders and scheduled prompts.", ("planner", "reminders", "tasks")),
+    (
+        "Watches",
+        "The watches that check for the user, and their notification settings.",
+        ("watches", "notifications"),
+    ),
     ("Usage", "Model tokens and costs, per user and per turn.", ("usage",)),
     ("Evals", "Eval suites, cases, runs and agent drafts.", ("evals",)),
     (

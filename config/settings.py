@@ -54,6 +54,7 @@ LOCAL_APPS = [
     "chat",
     "chat.channels",
     "reminders",
+    "reminders.watches",
     "agents.knowledge",
     "agents.mcp",
     "delegation.routing",
@@ -654,6 +655,15 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": REMINDER_DISPATCH_SECONDS,
         "options": {"expires": REMINDER_DISPATCH_SECONDS},
     },
+}
+
+# --- Watches (docs/autonomy-watches.md) ----------------------------------------------------------
+WATCH_TICK_SECONDS = env.float("WATCH_TICK_SECONDS", default=30.0)  # how often due slots are read
+WATCH_LATE_SECONDS = env.int("WATCH_LATE_SECONDS", default=300)  # a check or notice later: late
+CELERY_BEAT_SCHEDULE["watch-tick"] = {
+    "task": "watches.tick",
+    "schedule": WATCH_TICK_SECONDS,
+    "options": {"expires": WATCH_TICK_SECONDS},
 }
 
 # --- Knowledge (docs/knowledge.md) ---------------------------------------------------------------

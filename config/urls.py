@@ -27,6 +27,7 @@ urlpatterns = [
     path("voice/", include("chat.voice.urls")),  # the chat page's voice (docs/voice.md)
     path("", include("agents.mcp.urls")),
     path("", include("reminders.urls")),
+    path("", include("reminders.watches.urls")),
     path("", include("chat.channels.urls")),  # LINE / Slack webhooks, link pages
     path("", include("chat.urls")),
 ]

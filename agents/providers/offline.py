@@ -18,7 +18,7 @@ from django.utils.translation import gettext_noop, pgettext
 
 from agents.knowledge.text import query_terms
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
-from agents.registry import Tool, all_tools, get_tool, offline_rules
+from agents.registry import Tool, all_tools, get_tool, offline_answer, offline_rules
 from agents.tool_labels import tool_label
 from agents.tools.offline_rules import ARITHMETIC
 from config.text import joined, reply_language, sentences, simplified
@@ -57,8 +57,10 @@ class OfflineProvider:
                 yield ToolCallRequest(f"offline_{digest}", name, json.dumps(arguments))
             yield Usage(_count(request.messages), 8 * len(calls))
             return
-        if last["role"] == "tool":
-            reply = _summarize_tools(_plan_results(request.messages))
+        if last["role"] == "tool":  # a feature's own format first (a watch's finding)
+            reply = offline_answer(request.messages) or _summarize_tools(
+                _plan_results(request.messages)
+            )
         else:
             reply = _out_of_reach(_text(last), _system(request)) or _explain(request, last)
         yield from _words(reply)

@@ -257,6 +257,8 @@ class ActivityKind(models.TextChoices):
     WAIT_TIMEOUT = "wait_timeout", _("Wait timed out")
     WAIT_STUCK = "wait_stuck", _("Wait stuck")
     REVIEW_DECIDED = "review_decided", _("Review decided")
+    # a watch's check ended: told, suppressed (unchanged), cleared, muted or an error
+    WATCH_FINDING = "watch_finding", _("Watch finding")
     ERROR = "error", _("Error")
 
 

@@ -24,6 +24,7 @@ import {
   toast,
 } from "./ui.js";
 import { insertAtCursor, ReadAloud, VoiceInput, voiceConfig } from "./voice.js";
+import { watchNotification } from "./watches.js";
 
 const $ = (id) => document.getElementById(id);
 const app = $("app");
@@ -391,6 +392,16 @@ async function nameNewChat(id) {
 
 function handle(ev) {
   if (ev.type === "reminder.due") return reminder(ev);
+  if (ev.type === "watch.notification") {
+    return watchNotification(ev, {
+      container: $("toasts"),
+      announce,
+      touch: (id, name) => sidebar.touch(id, name),
+      show: (id, message) => {
+        if (id === state.sessionId) transcript.stick(() => transcript.addStored(message));
+      },
+    });
+  }
   if (ev.type === "error") return failure(ev);
   const handler = handlers[ev.type];
   if (!handler) return; // unknown types are ignored (the protocol may grow)

@@ -17,6 +17,7 @@ from chat.channels.demo.store import demo_line_seed
 from delegation.evals.demo import evals_seed_demo
 from delegation.routing.models import Learning, RoutingPolicy
 from delegation.routing.seeds import routing_seed, routing_seed_demo_stats
+from reminders.watches.demo import watches_seed_demo
 
 DEMO_USERS = [("admin", "admin", True), ("demo", "demo", False)]
 
@@ -66,6 +67,9 @@ class Command(BaseCommand):
         written = routing_seed_demo_stats(entry="assistant", today=timezone.now().date())
         if written:
             self.stdout.write(f"Routing statistics for the demo: {written} rows (14 days)")
+        watch = watches_seed_demo()
+        if watch is not None:
+            self.stdout.write(f"Demo watch: {watch.name} ({watch.users.count()} users)")
         suites = evals_seed_demo()
         if suites:
             self.stdout.write(
