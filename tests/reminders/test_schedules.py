@@ -20,7 +20,6 @@ from reminders.services.schedules import (
     scheduled_prompt_run,
     scheduled_prompt_save,
 )
-from reminders.tasks import run_scheduled_prompt
 from tests.factories import make_agent
 
 MONDAY_8 = datetime(2025, 6, 16, 0, 0, tzinfo=UTC)
@@ -89,7 +88,9 @@ def test_a_run_asks_the_agent_in_the_users_session_and_the_answer_is_saved(user,
         scheduled_id=scheduled.pk, now=MONDAY_8 + timedelta(seconds=20)
     ) == ("duplicate")
     # Next week: the same session gets the next turn.
-    assert run_scheduled_prompt.run(scheduled.pk) == "sent"
+    assert scheduled_prompt_run(scheduled_id=scheduled.pk, now=MONDAY_8 + timedelta(days=7)) == (
+        "sent"
+    )
     runs = wait_for_runs(2)
     assert {r.session_id for r in runs} == {scheduled.session_id}
     assert ChatMessage.objects.filter(session=scheduled.session, role="user").count() == 2
