@@ -5,14 +5,20 @@ and the undo (REST delete, the owner's only)."""
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from datetime import datetime
+from io import StringIO
 from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.management import call_command
 from django_celery_beat.models import PeriodicTask
 
 from agents.registry import ToolContext, execute, get_tool
+from delegation.models import FINAL_STATUSES, Run
+from delegation.turns import turn_start
 from reminders.models import ScheduledPrompt
 from reminders.schedule_rule import schedule_prompt_args
 from reminders.schedule_words import read_schedule
@@ -169,3 +175,45 @@ def test_the_undo_deletes_the_schedule_for_its_owner_only(client, clock, finance
     assert client.delete(url).status_code == 204
     assert not ScheduledPrompt.objects.exists() and not PeriodicTask.objects.exists()
     assert client.delete(url).status_code == 404
+
+
+def finished_turn(user, words: str, message_id: uuid.UUID, session_id: uuid.UUID) -> Run:
+    """Send `words` as the user (as the chat page does) and wait for the turn to end."""
+    turn_start(user=user, session_id=session_id, message_id=message_id, text=words)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        root = Run.objects.filter(parent=None, user_message_id=message_id).first()
+        if root is not None and root.status in FINAL_STATUSES:
+            return root
+        time.sleep(0.05)
+    raise AssertionError("the turn did not finish")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("words", "prompt", "confirmation"),
+    [
+        ("每週一早上請財務 Agent 生成週報告", "生成週報告", "財務專家"),
+        ("每周一早上请财务 Agent 生成周报告", "生成周报告", "财务专家"),
+        (
+            "every Monday at 9, have finance summarise last week's invoices",
+            "summarise last week's invoices",
+            "Finance expert",
+        ),
+    ],
+)
+def test_the_offline_demo_schedules_what_the_user_asks_once(
+    clock, taipei_user, words, prompt, confirmation
+):
+    call_command("seed_demo", stdout=StringIO())
+    message_id, session_id = uuid.uuid4(), uuid.uuid4()
+    root = finished_turn(taipei_user, words, message_id, session_id)
+    assert root.status == "succeeded", root.error
+    assert root.routing.get("target") is None  # routing did not send it to finance first
+    scheduled = ScheduledPrompt.objects.get(user=taipei_user)
+    assert scheduled.agent.name == "finance" and scheduled.prompt == prompt
+    assert confirmation in root.answer and "Asia/Taipei" in root.answer
+    # The same message delivered again (same id) starts nothing and makes nothing.
+    turn_start(user=taipei_user, session_id=session_id, message_id=message_id, text=words)
+    assert Run.objects.filter(parent=None).count() == 1
+    assert ScheduledPrompt.objects.count() == 1
