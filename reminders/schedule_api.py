@@ -34,6 +34,7 @@ class ScheduleSerializer(serializers.Serializer):
     agent_name = serializers.CharField(read_only=True, help_text="Its name in your language.")
     schedule = serializers.CharField(help_text="When it runs, in words.")
     next_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    next_run = serializers.CharField(read_only=True, help_text="The next run, in words.")
     paused = serializers.BooleanField()
     last_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
     last_run_late = serializers.BooleanField(read_only=True)

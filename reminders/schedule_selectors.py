@@ -15,7 +15,9 @@ from rest_framework.exceptions import NotFound
 
 from agents.models import Agent
 from agents.names import text_in
+from agents.selectors import agents_usable_by
 from config.text import simplified
+from reminders.dates import when_said
 from reminders.models import ScheduledPrompt
 from reminders.schedule_words import CronSpec, describe_schedule
 from reminders.slots import next_slot
@@ -58,6 +60,19 @@ def schedule_zone(scheduled: ScheduledPrompt) -> str:
     return str(scheduled.crontab.timezone)
 
 
+def schedules_page(*, user: Any, zone: ZoneInfo, now: datetime) -> dict[str, Any]:
+    """What the tasks page's schedules section shows: the user's schedules, and the agents
+    they may choose when editing one."""
+    agents = [
+        {"name": a.name, "label": text_in(a.display_names, a.display_name)}
+        for a in agents_usable_by(user=user)
+    ]
+    return {
+        "schedules": [schedule_as_data(s, zone, now) for s in schedules_of(user=user)],
+        "agents": agents,
+    }
+
+
 def schedule_next_run(scheduled: ScheduledPrompt, now: datetime) -> datetime | None:
     """When it runs next (None while paused, or when the crontab never comes due)."""
     if not scheduled.enabled:
@@ -82,6 +97,9 @@ def schedule_as_data(scheduled: ScheduledPrompt, zone: ZoneInfo, now: datetime) 
             schedule_spec(scheduled), "" if crontab_zone == str(zone) else crontab_zone
         ),
         "next_run_at": upcoming.astimezone(zone).isoformat() if upcoming else None,
+        "next_run": (
+            when_said(upcoming.astimezone(zone), now.astimezone(zone).date()) if upcoming else ""
+        ),
         "paused": not scheduled.enabled,
         "last_run_at": (
             scheduled.last_run_at.astimezone(zone).isoformat() if scheduled.last_run_at else None

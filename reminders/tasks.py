@@ -8,7 +8,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from reminders.dispatch import reminders_dispatch_window
-from reminders.services.schedules import scheduled_prompt_run
+from reminders.services.schedules import scheduled_prompt_run, scheduled_prompt_run_now
 
 
 @shared_task(name="reminders.dispatch", ignore_result=True)
@@ -20,5 +20,12 @@ def dispatch_reminders() -> dict[str, int]:
 
 @shared_task(name="reminders.run_scheduled_prompt", ignore_result=True)
 def run_scheduled_prompt(scheduled_id: int) -> str:
-    """Beat-driven by a ScheduledPrompt's crontab: start that agent turn for its user."""
+    """Beat-driven by a ScheduledPrompt's crontab (a missed slot once, at beat's start): run
+    the slot that came due last for its user."""
     return scheduled_prompt_run(scheduled_id=scheduled_id, now=timezone.now())
+
+
+@shared_task(name="reminders.run_scheduled_prompt_now", ignore_result=True)
+def run_scheduled_prompt_now(scheduled_id: int) -> str:
+    """Admin's "run now": start that agent turn for its user outside the schedule."""
+    return scheduled_prompt_run_now(scheduled_id=scheduled_id, now=timezone.now())

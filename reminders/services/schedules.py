@@ -97,32 +97,56 @@ def scheduled_prompt_run(*, scheduled_id: int, now: datetime) -> str:
     if scheduled is None or not scheduled.enabled:
         return "skipped"
     slot = last_slot(crontab_spec(scheduled.crontab), str(scheduled.crontab.timezone), now)
-    if slot is None or (scheduled.last_slot_at is not None and slot <= scheduled.last_slot_at):
-        return "duplicate"  # that slot ran (or none came due): a repeated firing
+    if slot is None or slot < scheduled.created_at:
+        return "skipped"  # no slot came due since it exists
+    if scheduled.last_slot_at is not None and slot <= scheduled.last_slot_at:
+        return "duplicate"  # that slot ran: a repeated firing
+    late = (now - slot).total_seconds() > settings.REMINDER_LATE_SECONDS
+    text = _late_text(scheduled, slot) if late else scheduled.prompt
+    outcome = _start(scheduled, now, key=slot_key(slot), text=text)
+    if outcome in ("sent", "duplicate"):
+        ScheduledPrompt.objects.filter(pk=scheduled.pk).update(
+            last_slot_at=slot, last_run_late=late
+        )
+    return "late" if outcome == "sent" and late else outcome
+
+
+def scheduled_prompt_run_now(*, scheduled_id: int, now: datetime) -> str:
+    """Run it now, outside its schedule (admin's "run now"): once per minute, its slots
+    untouched. Returns what happened."""
+    scheduled = (
+        ScheduledPrompt.objects.select_related("user", "agent", "session")
+        .filter(pk=scheduled_id)
+        .first()
+    )
+    if scheduled is None:
+        return "skipped"
+    return _start(scheduled, now, key=f"now:{now:%Y-%m-%dT%H:%M}", text=scheduled.prompt)
+
+
+def _start(scheduled: ScheduledPrompt, now: datetime, *, key: str, text: str) -> str:
+    """Start the turn of `key` (one message id per key: a repeat starts nothing) as the user,
+    in the schedule's session; "sent", "duplicate" or why not."""
     agent, user = scheduled.agent, scheduled.user
     if not agent.enabled or not agent_usable_by(agent=agent, user=user):
         return _record(scheduled, now, "agent_forbidden", f"{user} may not use agent {agent.name}.")
     session = _session_of(scheduled)
-    late = (now - slot).total_seconds() > settings.REMINDER_LATE_SECONDS
-    message_id = uuid.uuid5(_IDS, f"{scheduled.pk}:{slot_key(slot)}")
+    message_id = uuid.uuid5(_IDS, f"{scheduled.pk}:{key}")
     try:
         with transaction.atomic():  # the answer's way to the chat apps is known before it runs
             sent = turn_start(
                 user=user,
                 session_id=session.id,
                 message_id=message_id,
-                text=_late_text(scheduled, slot) if late else scheduled.prompt,
+                text=text,
                 origin="scheduled",  # the page labels it, instead of showing it as typed
             )
             if sent.run is not None and sent.created:  # (the answer to linked chat apps too)
                 delivery_expect(sent.run.id, notice=True)
     except AppError as exc:  # e.g. the previous scheduled turn is still running
         return _record(scheduled, now, exc.code, exc.message)
-    ScheduledPrompt.objects.filter(pk=scheduled.pk).update(last_slot_at=slot, last_run_late=late)
     _record(scheduled, now, "sent", "")
-    if not sent.created:
-        return "duplicate"
-    return "late" if late else "sent"
+    return "sent" if sent.created else "duplicate"
 
 
 def _session_of(scheduled: ScheduledPrompt) -> ChatSession:

@@ -41,7 +41,11 @@ def new_schedule(user, agent, crontab, **fields) -> ScheduledPrompt:
         crontab=crontab,
         **fields,
     )
-    return scheduled_prompt_save(scheduled=scheduled)
+    saved = scheduled_prompt_save(scheduled=scheduled)
+    # Made a month before the test's clock: its slots from then on are its own.
+    ScheduledPrompt.objects.filter(pk=saved.pk).update(created_at=MONDAY_8 - timedelta(days=30))
+    saved.refresh_from_db()
+    return saved
 
 
 def wait_for_runs(count: int, timeout: float = 10) -> list[Run]:
