@@ -117,7 +117,7 @@ def _confirmed(made: ScheduleMade, clock: UserClock) -> Outcome:
         else _("Already scheduled %(schedule)s: %(agent)s will be asked “%(text)s”.")
     ) % words
     assumed = (
-        _("No time was given, so it runs at %(time)s.") % {"time": f"{made.assumed:%H:%M}"}
+        _("No clock time was given, so it runs at %(time)s.") % {"time": f"{made.assumed:%H:%M}"}
         if made.assumed is not None and made.created
         else ""
     )
