@@ -134,9 +134,9 @@ def _agent(context: ToolContext, words: str) -> Agent | Outcome:
     if len(named) == 1:
         agent = named[0]
         if not agent_usable_by(agent=agent, user=context.user):
-            shown = text_in(agent.display_names, agent.display_name)
+            refused = text_in(agent.display_names, agent.display_name)
             return error(
-                _("You may not use %(agent)s, so nothing was scheduled.") % {"agent": shown},
+                _("You may not use %(agent)s, so nothing was scheduled.") % {"agent": refused},
                 reason="agent_forbidden",
             )
         return agent
