@@ -138,8 +138,8 @@ def _claimed_by_tool(decision: RoutingDecision, given: RoutingInput) -> bool:
     """Words a tool of the entry agent claims (a standing order: "每週一早上請財務 Agent 生成
     週報告") stay with the entry agent, whatever department they name: no expert is asked
     first (registry.tool_claiming)."""
-    claimed = tool_claiming(given.text, set(answering_tools(given, None)))
-    if claimed is None:
+    claimed = tool_claiming(given.text, set(given.entry["tool_keys"]))  # no query unless one
+    if claimed is None or claimed[0] not in answering_tools(given, None):  # the user may use it
         return False
     decision.matched_rule = decision.matched_rule or f"tool:{claimed[0]}"
     decision.reason = gettext(

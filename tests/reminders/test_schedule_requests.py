@@ -18,6 +18,8 @@ from django_celery_beat.models import PeriodicTask
 
 from agents.registry import ToolContext, execute, get_tool
 from delegation.models import FINAL_STATUSES, Run
+from delegation.routing.decide import RoutingInput, routing_decide
+from delegation.routing.seeds import routing_seed
 from delegation.turns import turn_start
 from reminders.models import ScheduledPrompt
 from reminders.schedule_rule import schedule_prompt_args
@@ -217,3 +219,53 @@ def test_the_offline_demo_schedules_what_the_user_asks_once(
     turn_start(user=taipei_user, session_id=session_id, message_id=message_id, text=words)
     assert Run.objects.filter(parent=None).count() == 1
     assert ScheduledPrompt.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "text",
+    [
+        "每週一早上請財務 Agent 生成週報告",
+        "every Monday at 9, have finance summarise last week's invoices",
+    ],
+)
+def test_routing_keeps_a_standing_order_with_the_entry_agent_that_can_schedule(
+    finance, taipei_user, text
+):
+    policy = routing_seed(name="departments")
+    entry = {"name": "assistant", "provider": "offline", "model": "", "tool_keys": []}
+    without = routing_decide(
+        RoutingInput(text=text, policy=policy, entry=entry, targets=[finance], user=taipei_user)
+    )
+    assert without.target == "finance"  # no tool to claim it: the finance rule routes it
+    entry["tool_keys"] = ["schedule_prompt"]
+    decision = routing_decide(
+        RoutingInput(text=text, policy=policy, entry=entry, targets=[finance], user=taipei_user)
+    )
+    assert decision.target is None and decision.matched_rule == "tool:schedule_prompt"
+    assert "schedule_prompt" in decision.reason and "schedule_prompt" in decision.tools
+    # A finance question is still the finance expert's.
+    question = routing_decide(
+        RoutingInput(
+            text="財務預算還剩多少？",
+            policy=policy,
+            entry=entry,
+            targets=[finance],
+            user=taipei_user,
+        )
+    )
+    assert question.target == "finance"
+
+
+@pytest.mark.django_db
+def test_words_naming_several_agents_ask_which_with_a_button_each(clock, taipei_user):
+    make_agent("finance-tw", display_name="Finance Taiwan")
+    make_agent("finance-us", display_name="Finance US")
+    result = ask(taipei_user, agent="finance", text="週報告", when="每週一 09:00")
+    assert result["status"] == "need_confirmation"
+    assert result["ask"]["answer_into"] == "agent"
+    assert sorted(result["ask"]["values"]) == ["finance-tw", "finance-us"]
+    assert not ScheduledPrompt.objects.exists()
+    chosen = ask(taipei_user, agent="finance-us", text="週報告", when="每週一 09:00")
+    assert chosen["status"] == "success"
+    assert ScheduledPrompt.objects.get().agent.name == "finance-us"
