@@ -86,28 +86,31 @@ def scheduled_prompt_delete(*, scheduled: ScheduledPrompt) -> None:
 def scheduled_prompt_run(*, scheduled_id: int, now: datetime) -> str:
     """Run the slot that came due last (beat's firing, or its catch-up of a slot missed while
     it was down): send the prompt as the user to the agent in the schedule's session (created
-    on the first run); the answer streams and is saved like any turn. The message id is
-    derived from the slot, so a duplicated or repeated firing starts nothing twice; a run more
-    than REMINDER_LATE_SECONDS after its slot says it is late. Returns what happened."""
-    scheduled = (
-        ScheduledPrompt.objects.select_related("user", "agent", "session", "crontab")
-        .filter(pk=scheduled_id)
-        .first()
-    )
-    if scheduled is None or not scheduled.enabled:
-        return "skipped"
-    slot = last_slot(crontab_spec(scheduled.crontab), str(scheduled.crontab.timezone), now)
-    if slot is None or slot < scheduled.created_at:
-        return "skipped"  # no slot came due since it exists
-    if scheduled.last_slot_at is not None and slot <= scheduled.last_slot_at:
-        return "duplicate"  # that slot ran: a repeated firing
-    late = (now - slot).total_seconds() > settings.REMINDER_LATE_SECONDS
-    text = _late_text(scheduled, slot) if late else scheduled.prompt
-    outcome = _start(scheduled, now, key=slot_key(slot), text=text)
-    if outcome in ("sent", "duplicate"):
-        ScheduledPrompt.objects.filter(pk=scheduled.pk).update(
-            last_slot_at=slot, last_run_late=late
+    on the first run); the answer streams and is saved like any turn. The schedule's row is
+    locked while it starts, and the message id is derived from the slot, so a duplicated or
+    repeated firing, on any host, starts nothing twice; a run more than
+    REMINDER_LATE_SECONDS after its slot says it is late. Returns what happened."""
+    with transaction.atomic():
+        scheduled = (
+            ScheduledPrompt.objects.select_for_update(of=("self",))
+            .select_related("user", "agent", "session", "crontab")
+            .filter(pk=scheduled_id)
+            .first()
         )
+        if scheduled is None or not scheduled.enabled:
+            return "skipped"
+        slot = last_slot(crontab_spec(scheduled.crontab), str(scheduled.crontab.timezone), now)
+        if slot is None or slot < scheduled.created_at:
+            return "skipped"  # no slot came due since it exists
+        if scheduled.last_slot_at is not None and slot <= scheduled.last_slot_at:
+            return "duplicate"  # that slot ran: a repeated firing
+        late = (now - slot).total_seconds() > settings.REMINDER_LATE_SECONDS
+        text = _late_text(scheduled, slot) if late else scheduled.prompt
+        outcome = _start(scheduled, now, key=slot_key(slot), text=text)
+        if outcome in ("sent", "duplicate"):
+            ScheduledPrompt.objects.filter(pk=scheduled.pk).update(
+                last_slot_at=slot, last_run_late=late
+            )
     return "late" if outcome == "sent" and late else outcome
 
 
