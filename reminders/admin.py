@@ -168,7 +168,7 @@ class ScheduledPromptForm(forms.ModelForm):
 
     class Meta:
         model = ScheduledPrompt
-        fields = ["name", "user", "agent", "prompt", "schedule", "enabled", "session"]
+        fields = ["name", "user", "agent", "prompt", "schedule", "enabled", "by_email", "session"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

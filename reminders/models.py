@@ -202,6 +202,11 @@ class ScheduledPrompt(models.Model):
         verbose_name=_("last run at"), null=True, blank=True, editable=False
     )
     last_error = models.TextField(verbose_name=_("last error"), blank=True, editable=False)
+    by_email = models.BooleanField(
+        verbose_name=_("by email"),
+        default=False,
+        help_text=_("Also mail each answer to the user (when REMINDER_EMAIL_FROM is set)."),
+    )
     # The language the user asked in: what a run adds to the prompt (a late notice) is in it.
     language = models.CharField(verbose_name=_("language"), max_length=16, blank=True, default="")
     last_slot_at = models.DateTimeField(

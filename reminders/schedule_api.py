@@ -36,6 +36,7 @@ class ScheduleSerializer(serializers.Serializer):
     next_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
     next_run = serializers.CharField(read_only=True, help_text="The next run, in words.")
     paused = serializers.BooleanField()
+    by_email = serializers.BooleanField(help_text="Also mail each answer to you.")
     last_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
     last_run_late = serializers.BooleanField(read_only=True)
     last_error = serializers.CharField(read_only=True)
@@ -52,6 +53,7 @@ class ScheduleWriteSerializer(serializers.Serializer):
         "08:30, or a crontab expression. Read in your timezone.",
     )
     paused = serializers.BooleanField(required=False, default=False)
+    by_email = serializers.BooleanField(required=False, default=False)
 
 
 def _agent(name: str) -> Agent:
@@ -90,6 +92,7 @@ class ScheduleListView(APIView):
             agent=_agent(values["agent"]),
             prompt=values["text"],
             words=values["schedule"],
+            by_email=values["by_email"],
         )
         if values["paused"]:
             schedule_update(scheduled=made.scheduled, paused=True)
@@ -139,5 +142,6 @@ class ScheduleDetailView(APIView):
             words=values.get("schedule"),
             agent=_agent(values["agent"]) if "agent" in values else None,
             paused=values.get("paused") if "paused" in request.data or not partial else None,
+            by_email=values.get("by_email") if "by_email" in request.data or not partial else None,
         )
         return Response(_data(request, access_schedule(request.user, schedule_id)))

@@ -26,6 +26,11 @@ _EN_ASK = re.compile(
     r"\s+(?:to\s+)?(?P<text>\w.+)",
     re.IGNORECASE,
 )
+_BY_MAIL = re.compile(
+    r"\s*(?:,\s*)?\b(?:and\s+)?(?:e-?mail|mail)\s+(?:it|me|them)(?:\s+(?:to\s+me|the answers?))?\b"
+    r"|\s*\bby\s+e-?mail\b|[，,]?\s*(?:並|并)?(?:用|以)?(?:寄|email|郵件|邮件)(?:給|给)?我|[，,]?\s*(?:寄|發|发)(?:到)?(?:郵件|邮件|信箱)",
+    re.IGNORECASE,
+)
 _EDGES = " \t,.;:!?，。：；！？、\"'“”"
 
 
@@ -36,6 +41,9 @@ def schedule_prompt_args(text: str) -> dict[str, Any] | None:
         return None
     when = (text[: match.start()] + " " + text[match.end() :]).strip(_EDGES)
     said = match.group("text").strip(_EDGES)
+    mailed = _BY_MAIL.search(said)
+    said = _BY_MAIL.sub("", said).strip(_EDGES)
     if not _REPEATS.search(when) or not said:
         return None
-    return {"agent": match.group("agent").strip(_EDGES), "text": said, "when": when}
+    args = {"agent": match.group("agent").strip(_EDGES), "text": said, "when": when}
+    return args | ({"by_email": True} if mailed else {})

@@ -101,6 +101,7 @@ def schedule_as_data(scheduled: ScheduledPrompt, zone: ZoneInfo, now: datetime) 
             when_said(upcoming.astimezone(zone), now.astimezone(zone).date()) if upcoming else ""
         ),
         "paused": not scheduled.enabled,
+        "by_email": scheduled.by_email,
         "last_run_at": (
             scheduled.last_run_at.astimezone(zone).isoformat() if scheduled.last_run_at else None
         ),

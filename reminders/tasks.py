@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import asdict
 
 from celery import shared_task
 from django.utils import timezone
 
 from reminders.dispatch import reminders_dispatch_window
+from reminders.schedule_mail import scheduled_mail_send
 from reminders.services.schedules import scheduled_prompt_run, scheduled_prompt_run_now
 
 
@@ -29,3 +31,9 @@ def run_scheduled_prompt(scheduled_id: int) -> str:
 def run_scheduled_prompt_now(scheduled_id: int) -> str:
     """Admin's "run now": start that agent turn for its user outside the schedule."""
     return scheduled_prompt_run_now(scheduled_id=scheduled_id, now=timezone.now())
+
+
+@shared_task(name="reminders.mail_scheduled_answer", ignore_result=True)
+def mail_scheduled_answer(run_id: str) -> bool:
+    """Mail a scheduled turn's answer to its user (schedules with by_email)."""
+    return scheduled_mail_send(run_id=uuid.UUID(run_id))

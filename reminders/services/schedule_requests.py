@@ -54,7 +54,13 @@ def schedule_agent_check(*, agent: Agent, user: Any) -> None:
 
 
 def schedule_create(
-    *, user: Any, agent: Agent, prompt: str, words: str, request_key: str = ""
+    *,
+    user: Any,
+    agent: Agent,
+    prompt: str,
+    words: str,
+    request_key: str = "",
+    by_email: bool = False,
 ) -> ScheduleMade:
     """Create the user's schedule in their timezone: `agent` is sent `prompt` whenever `words`
     say. A `request_key` already used (the same chat message or call again) returns the
@@ -73,6 +79,7 @@ def schedule_create(
                 prompt=prompt,
                 request_key=request_key or None,
                 language=translation.get_language() or "",
+                by_email=by_email,
             )
             scheduled_prompt_save(
                 scheduled=scheduled, when=reading.spec, zone=str(user_timezone(user))
@@ -92,6 +99,7 @@ def schedule_update(
     words: str | None = None,
     agent: Agent | None = None,
     paused: bool | None = None,
+    by_email: bool | None = None,
 ) -> ScheduledPrompt:
     """Change what the owner may change; words are read in the owner's timezone now."""
     reading = schedule_reading(words) if words is not None else None
@@ -102,6 +110,8 @@ def schedule_update(
         scheduled.prompt = _prompt(prompt)
     if paused is not None:
         scheduled.enabled = not paused
+    if by_email is not None:
+        scheduled.by_email = by_email
     zone = str(user_timezone(scheduled.user))
     return scheduled_prompt_save(
         scheduled=scheduled, when=reading.spec if reading else None, zone=zone

@@ -21,6 +21,7 @@ from config.errors import AppError
 from delegation.turns import turn_start
 from reminders.dates import day_short_time
 from reminders.models import ScheduledPrompt
+from reminders.schedule_mail import scheduled_mail_expect
 from reminders.schedule_words import CronSpec
 from reminders.slots import last_slot, slot_key
 
@@ -146,6 +147,8 @@ def _start(scheduled: ScheduledPrompt, now: datetime, *, key: str, text: str) ->
             )
             if sent.run is not None and sent.created:  # (the answer to linked chat apps too)
                 delivery_expect(sent.run.id, notice=True)
+                if scheduled.by_email:  # (and by mail)
+                    scheduled_mail_expect(sent.run.id)
     except AppError as exc:  # e.g. the previous scheduled turn is still running
         return _record(scheduled, now, exc.code, exc.message)
     _record(scheduled, now, "sent", "")

@@ -62,6 +62,7 @@ UNDO = "undo"  # the key of a tool result that offers the user a button undoing 
                 "description": "When it repeats, in words: every Monday at 9, 每週一早上, "
                 "每天早上九點, 每月1號, weekdays 08:30, or a crontab expression.",
             },
+            "by_email": {"type": "boolean", "description": "Also mail each answer to the user."},
         },
         "required": ["agent", "text", "when"],
         "additionalProperties": False,
@@ -92,7 +93,12 @@ def _scheduled(context: ToolContext, args: dict[str, Any]) -> Outcome:
     key = _request_key(context, agent, args["text"], str(reading.spec))
     try:
         made = schedule_create(
-            user=context.user, agent=agent, prompt=args["text"], words=args["when"], request_key=key
+            user=context.user,
+            agent=agent,
+            prompt=args["text"],
+            words=args["when"],
+            request_key=key,
+            by_email=bool(args.get("by_email")),
         )
     except AppError as exc:
         return error(exc.message, reason=exc.code)
@@ -122,6 +128,8 @@ def _confirmed(made: ScheduleMade, clock: UserClock) -> Outcome:
         else ""
     )
     next_run = _("Next run: %(next)s (%(zone)s).") % words
+    if scheduled.by_email:
+        next_run = sentences(next_run, _("Each answer is also mailed to you."))
     data = schedule_as_data(scheduled, clock.zone, clock.now)
     return success(sentences(said, assumed, next_run), schedule=data, created=made.created)
 

@@ -54,6 +54,7 @@ function render(item) {
   const next = el("p", "item-reminder", nextLine(item));
   next.dataset.status = item.paused ? "paused" : "pending";
   card.append(next);
+  if (item.by_email) card.append(el("p", "item-when", gettext("Each answer is also mailed to you.")));
   if (item.last_run_late) card.append(el("p", "item-when", gettext("The last run was late.")));
   if (item.last_error) card.append(el("p", "item-error", item.last_error));
   const actions = el("div", "item-actions");
@@ -105,12 +106,18 @@ function openEditor(card, item) {
     text: textInput(item.text, "text", 2000),
     schedule: textInput("", "schedule", 200),
     agent: agentSelect(item),
+    by_email: el("input"),
   };
+  inputs.by_email.type = "checkbox";
+  inputs.by_email.name = "by_email";
+  inputs.by_email.checked = Boolean(item.by_email);
   inputs.schedule.required = false;
   inputs.schedule.placeholder = item.schedule;
   const when = field(gettext("When, in words"), inputs.schedule);
   when.append(el("small", "field-hint", gettext("Empty: unchanged. E.g. every Monday at 9, 每週一早上")));
-  form.append(field(gettext("What to do"), inputs.text), when, field(gettext("Agent"), inputs.agent));
+  const mail = el("label", "field field-check");
+  mail.append(inputs.by_email, el("span", "", gettext("Also mail each answer to me")));
+  form.append(field(gettext("What to do"), inputs.text), when, field(gettext("Agent"), inputs.agent), mail);
   const notice = el("p", "editor-notice");
   notice.setAttribute("role", "alert");
   notice.hidden = true;
@@ -125,6 +132,7 @@ function openEditor(card, item) {
     if (inputs.text.value.trim() !== item.text) body.text = inputs.text.value.trim();
     if (inputs.schedule.value.trim()) body.schedule = inputs.schedule.value.trim();
     if (inputs.agent.value !== item.agent) body.agent = inputs.agent.value;
+    if (inputs.by_email.checked !== Boolean(item.by_email)) body.by_email = inputs.by_email.checked;
     if (!Object.keys(body).length) {
       form.remove();
       return;

@@ -13,6 +13,7 @@ from django_celery_beat.models import CrontabSchedule
 from chat.models import ChatMessage
 from delegation.models import FINAL_STATUSES, Run
 from reminders.models import ScheduledPrompt
+from reminders.schedule_mail import scheduled_mail_send
 from reminders.services.schedules import (
     scheduled_prompt_run,
     scheduled_prompt_run_now,
@@ -20,6 +21,7 @@ from reminders.services.schedules import (
 )
 from tests.factories import make_agent
 from tests.reminders.conftest import user_in
+from tests.waiting import wait_until
 
 SLOT = datetime(2025, 6, 16, 0, 0, tzinfo=UTC)  # Monday 16 June 2025, 08:00 in Taipei
 
@@ -93,3 +95,29 @@ def test_run_now_runs_outside_the_slots(weekly):
     wait_for_runs(1)
     weekly.refresh_from_db()
     assert weekly.last_slot_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_schedule_by_email_mails_each_answer_once(weekly, settings, mailoutbox):
+    settings.REMINDER_EMAIL_FROM = "reminders@example.com"
+    weekly.user.email = "tina@example.com"
+    weekly.user.save()
+    ScheduledPrompt.objects.filter(pk=weekly.pk).update(by_email=True)
+    assert scheduled_prompt_run(scheduled_id=weekly.pk, now=SLOT + timedelta(seconds=3)) == "sent"
+    (run,) = wait_for_runs(1)
+    wait_until(lambda: len(mailoutbox) == 1)
+    [mail] = mailoutbox
+    assert mail.to == ["tina@example.com"] and mail.subject == "Weekly"
+    assert "42" in mail.body and mail.extra_headers["X-Scheduled-Run"] == str(run.id)
+    assert not scheduled_mail_send(run_id=run.id)  # a repeated task mails nothing
+    assert len(mailoutbox) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_by_email_nothing_is_mailed(weekly, settings, mailoutbox):
+    settings.REMINDER_EMAIL_FROM = "reminders@example.com"
+    weekly.user.email = "tina@example.com"
+    weekly.user.save()
+    assert scheduled_prompt_run(scheduled_id=weekly.pk, now=SLOT + timedelta(seconds=3)) == "sent"
+    wait_for_runs(1)
+    assert mailoutbox == []

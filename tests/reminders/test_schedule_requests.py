@@ -269,3 +269,16 @@ def test_words_naming_several_agents_ask_which_with_a_button_each(clock, taipei_
     chosen = ask(taipei_user, agent="finance-us", text="週報告", when="每週一 09:00")
     assert chosen["status"] == "success"
     assert ScheduledPrompt.objects.get().agent.name == "finance-us"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "every Monday at 9, have finance summarise last week's invoices and email it to me",
+        "每週一早上請財務生成週報告，寄給我",
+    ],
+)
+def test_the_offline_rule_reads_a_request_for_mail(text):
+    args = schedule_prompt_args(text)
+    assert args["by_email"] is True
+    assert "mail" not in args["text"] and "寄" not in args["text"]
