@@ -33,7 +33,10 @@ DEMO_AGENTS: list[dict[str, Any]] = [
             "happens, then the Reminder expert to schedule a reminder for the task, giving it "
             "the city. If an expert reports a conflict or asks for confirmation, ask the user."
         ),
-        "tool_keys": ["current_time", "calculate", "search_my_chats", "ask_human"],
+        "tool_keys": [
+            *["current_time", "calculate", "search_my_chats", "ask_human"],
+            "schedule_prompt",  # "每週一早上請財務 Agent 生成週報告" (reminders.tools.schedules)
+        ],
         "is_entry": True,
         "a2a_enabled": True,
         "subagents": ["finance", "hr", "legal", "clock", "archivist", "translator", *PLANNER_TEAM],

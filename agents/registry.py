@@ -53,6 +53,10 @@ class Tool:
     # the rule does not apply); lower `offline_priority` is tried first.
     offline_rule: Callable[[str], dict[str, Any] | None] | None = None
     offline_priority: int = 100
+    # Words its rule reads are the holding agent's own to act on (a standing order: "every
+    # Monday have finance …"), not a question for the experts they name: routing keeps them
+    # with the agent, and the offline model tries this rule before asking anyone.
+    claims_words: bool = False
     # A staff member approves each call (the inbox) before it runs, whatever the agent says.
     approval: bool = False
     # Safe to call again when a crash left unknown whether a call ran (None: unless it changes
@@ -222,11 +226,31 @@ def tool(
 
 
 def offline_rule_set(
-    key: str, rule: Callable[[str], dict[str, Any] | None], *, priority: int = 100
+    key: str,
+    rule: Callable[[str], dict[str, Any] | None],
+    *,
+    priority: int = 100,
+    claims_words: bool = False,
 ) -> None:
-    """Give a registered tool its offline-model rule (for tools registered without one)."""
+    """Give a registered tool its offline-model rule (for tools registered without one);
+    `claims_words`: what the rule reads is the holding agent's own work (Tool.claims_words)."""
     registered = _TOOLS[key]
-    _TOOLS[key] = replace(registered, offline_rule=rule, offline_priority=priority)
+    _TOOLS[key] = replace(
+        registered, offline_rule=rule, offline_priority=priority, claims_words=claims_words
+    )
+
+
+def tool_claiming(text: str, names: Any) -> tuple[str, dict[str, Any]] | None:
+    """(function name, arguments) of the first tool among `names` (keys or function names)
+    that claims the words (Tool.claims_words and its rule reads them), or None."""
+    for registered in sorted(_TOOLS.values(), key=lambda t: t.offline_priority):
+        if not registered.claims_words or registered.offline_rule is None:
+            continue
+        if registered.key in names or registered.name in names:
+            arguments = registered.offline_rule(text)
+            if arguments is not None:
+                return registered.name, arguments
+    return None
 
 
 def offline_rules() -> list[tuple[str, Callable[[str], dict[str, Any] | None]]]:

@@ -15,6 +15,7 @@ from agents.tools.builtin import user_timezone
 from config.enqueue import enqueue
 from reminders.dates import describe_window
 from reminders.models import Reminder, ScheduledPrompt, Task, TaskStatus
+from reminders.schedule_selectors import schedule_next_run
 from reminders.schedule_words import CronSpec, describe_schedule, parse_schedule
 from reminders.services.reminders import (
     reminder_admin_save,
@@ -167,7 +168,7 @@ class ScheduledPromptForm(forms.ModelForm):
 
     class Meta:
         model = ScheduledPrompt
-        fields = ["name", "user", "agent", "prompt", "schedule", "enabled", "session"]
+        fields = ["name", "user", "agent", "prompt", "schedule", "enabled", "by_email", "session"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -188,18 +189,33 @@ class ScheduledPromptAdmin(admin.ModelAdmin):
     django-celery-beat crontab and beat entry)."""
 
     form = ScheduledPromptForm
-    list_display = ["name", "user", "agent", "when", "enabled", "last_run_at", "last_error"]
-    list_filter = ["enabled", "agent"]
+    list_display = [
+        *["name", "user", "agent", "when", "next_run", "enabled"],
+        *["last_run_at", "last_run_late", "last_error"],
+    ]
+    list_filter = ["enabled", "last_run_late", "agent"]
+    list_select_related = ["user", "agent", "crontab"]
     search_fields = ["name", "prompt", "user__username"]
     autocomplete_fields = ["user", "agent"]
     raw_id_fields = ["session"]
-    readonly_fields = ["periodic_task", "last_run_at", "last_error", "created_at"]
+    readonly_fields = [
+        *["next_run", "periodic_task", "last_run_at", "last_slot_at", "last_run_late"],
+        *["last_error", "created_at"],
+    ]
     actions = ["run_now"]
 
     @admin.display(description=gettext_lazy("When"))
     def when(self, obj: ScheduledPrompt) -> str:
         """The schedule in words, with its time zone."""
         return describe_schedule(crontab_spec(obj.crontab), obj.crontab.timezone)
+
+    @admin.display(description=gettext_lazy("Next run"))
+    def next_run(self, obj: ScheduledPrompt) -> str:
+        """When it runs next, in its time zone ("—" while paused)."""
+        if obj.pk is None or not obj.crontab_id:
+            return "—"
+        upcoming = schedule_next_run(obj, timezone.now())
+        return f"{upcoming:%Y-%m-%d %H:%M %Z}" if upcoming else "—"
 
     def save_model(
         self, request: HttpRequest, obj: ScheduledPrompt, form: Any, change: bool
@@ -223,10 +239,10 @@ class ScheduledPromptAdmin(admin.ModelAdmin):
     @admin.action(description=gettext_lazy("Run selected schedules now"))
     def run_now(self, request: HttpRequest, queryset: QuerySet[ScheduledPrompt]) -> None:
         """Start each one's turn now, as its crontab would."""
-        from reminders.tasks import run_scheduled_prompt
+        from reminders.tasks import run_scheduled_prompt_now
 
         for pk in queryset.values_list("pk", flat=True):
-            enqueue(run_scheduled_prompt, pk)
+            enqueue(run_scheduled_prompt_now, pk)
         started = queryset.count()
         self.message_user(
             request,

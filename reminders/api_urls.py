@@ -1,4 +1,4 @@
-"""REST routes of the user's own tasks and reminders, included under /api/v1/."""
+"""REST routes of the user's own tasks, reminders and schedules, included under /api/v1/."""
 
 from django.urls import path
 
@@ -9,6 +9,7 @@ from reminders.api import (
     TaskCompleteView,
     TaskDetailView,
 )
+from reminders.schedule_api import ScheduleDetailView, ScheduleListView
 
 urlpatterns = [
     path("planner/", PlannerView.as_view(), name="planner-list"),
@@ -28,4 +29,6 @@ urlpatterns = [
         ReminderCancelView.as_view(),
         name="planner-reminder-cancel",
     ),
+    path("schedules/", ScheduleListView.as_view(), name="api-schedules"),
+    path("schedules/<int:schedule_id>/", ScheduleDetailView.as_view(), name="api-schedule"),
 ]

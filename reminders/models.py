@@ -202,6 +202,36 @@ class ScheduledPrompt(models.Model):
         verbose_name=_("last run at"), null=True, blank=True, editable=False
     )
     last_error = models.TextField(verbose_name=_("last error"), blank=True, editable=False)
+    by_email = models.BooleanField(
+        verbose_name=_("by email"),
+        default=False,
+        help_text=_("Also mail each answer to the user (when REMINDER_EMAIL_FROM is set)."),
+    )
+    # The language the user asked in: what a run adds to the prompt (a late notice) is in it.
+    language = models.CharField(verbose_name=_("language"), max_length=16, blank=True, default="")
+    last_slot_at = models.DateTimeField(
+        verbose_name=_("last slot"),
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=_("The due time of the latest run: each due time runs once."),
+    )
+    last_run_late = models.BooleanField(
+        verbose_name=_("last run late"),
+        default=False,
+        editable=False,
+        help_text=_("The latest run started more than REMINDER_LATE_SECONDS after its due time."),
+    )
+    # What asked for it (the chat message and the schedule asked for): the same request
+    # delivered or called twice finds this row instead of creating a second one.
+    request_key = models.CharField(
+        verbose_name=_("request key"),
+        max_length=80,
+        null=True,
+        blank=True,
+        unique=True,
+        editable=False,
+    )
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 
     class Meta:

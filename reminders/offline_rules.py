@@ -10,6 +10,7 @@ from typing import Any
 
 from agents.registry import offline_rule_set
 from reminders.dates import SEGMENT_WORDS, SEGMENTS
+from reminders.schedule_rule import schedule_prompt_args
 from reminders.time_words import TIME_WORDS
 from reminders.weather import OFFLINE_ALIASES, OFFLINE_CITIES
 
@@ -231,6 +232,8 @@ PLANNER_RULES: dict[str, Callable[[str], Args]] = {
 
 
 def rules_attach() -> None:
-    """Give each planner tool its offline rule, in the order above (before the built-ins')."""
+    """Give each planner tool its offline rule, in the order above (before the built-ins');
+    a standing order in words is the schedule tool's, ahead of routing (Tool.claims_words)."""
+    offline_rule_set("schedule_prompt", schedule_prompt_args, priority=-1, claims_words=True)
     for priority, (key, rule) in enumerate(PLANNER_RULES.items()):
         offline_rule_set(key, rule, priority=priority)

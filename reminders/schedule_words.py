@@ -32,6 +32,18 @@ _MONTH_DAY = re.compile(
     r"|每月(\d{1,2})[日号]|每个月(\d{1,2})[日号]"
 )
 _CRONTAB = re.compile(r"^\s*\S+\s+\S+\s+\S+\s+\S+\s+\S+\s*$")
+# The time a part of the day stands for when the words name no clock time ("every Monday
+# morning", "每週一早上"); with no part of the day either, the first one's.
+PART_OF_DAY_TIMES = {"morning": time(9), "afternoon": time(14), "evening": time(19)}
+_PARTS = (
+    ("morning", re.compile(r"\bmornings?\b|早上|上午|早晨|清晨|一早")),
+    ("afternoon", re.compile(r"\bafternoons?\b|下午|午后")),
+    ("evening", re.compile(r"\bevenings?\b|\bnights?\b|晚上|傍晚|每晚")),
+)
+
+
+class MissingTime(ValueError):
+    """The words say which days but no time of day."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,27 @@ def parse_schedule(words: str) -> CronSpec:
     return CronSpec(minute=str(at.minute), hour=str(at.hour), **days)
 
 
+@dataclass(frozen=True)
+class ScheduleReading:
+    """A schedule read from words, and the time assumed when they named none (else None)."""
+
+    spec: CronSpec
+    assumed: time | None = None
+
+
+def read_schedule(words: str) -> ScheduleReading:
+    """Like parse_schedule, but words without a clock time run at their part of the day's time
+    ("every Monday morning" at 09:00, "每月1號" at 09:00), which the reading says it assumed."""
+    try:
+        return ScheduleReading(parse_schedule(words))
+    except MissingTime:
+        text = " ".join(simplified(str(words)).strip().lower().split())
+        part = next((name for name, said in _PARTS if said.search(text)), "morning")
+        at = PART_OF_DAY_TIMES[part]
+        days = _days_of(text)
+        return ScheduleReading(CronSpec(minute=str(at.minute), hour=str(at.hour), **days), at)
+
+
 def _crontab(text: str) -> CronSpec:
     minute, hour, day_of_month, month_of_year, day_of_week = text.split()
     try:
@@ -76,7 +109,7 @@ def _crontab(text: str) -> CronSpec:
 def _time_of(text: str) -> time:
     found = TIME_WORDS.search(text) or re.search(r"(?<![\d:])(\d{1,2}:\d{2})(?![\d:])", text)
     if found is None:
-        raise ValueError(
+        raise MissingTime(
             _("No time of day in “%(text)s”; add one, e.g. “at 09:00” or “上午9点”.")
             % {"text": text}
         )

@@ -1,4 +1,4 @@
-"""The tasks page (/tasks/): the user's own tasks and reminders, with their chats."""
+"""The tasks page (/tasks/): the user's own tasks, reminders and schedules, with their chats."""
 
 from __future__ import annotations
 
@@ -8,12 +8,19 @@ from django.shortcuts import render
 
 from reminders import clock
 from reminders.overview import planner_overview
+from reminders.schedule_selectors import schedules_page
 
 
 @login_required
 def tasks_page(request: HttpRequest) -> HttpResponse:
-    """The list comes with the page (first paint); edits go through /api/v1/planner/."""
+    """The lists come with the page (first paint); edits go through /api/v1/planner/ and
+    /api/v1/schedules/."""
     now = clock.now()
     zone = clock.local_now(request.user, now)[1]
     overview = planner_overview(user=request.user, zone=zone, now=now)
-    return render(request, "reminders/tasks.html", {"overview": overview, "zone": str(zone)})
+    schedules = schedules_page(user=request.user, zone=zone, now=now)
+    return render(
+        request,
+        "reminders/tasks.html",
+        {"overview": overview, "zone": str(zone), "schedules": schedules},
+    )

@@ -18,7 +18,14 @@ from django.utils.translation import gettext_noop, pgettext
 
 from agents.knowledge.text import query_terms
 from agents.providers.base import ModelRequest, ProviderEvent, TextDelta, ToolCallRequest, Usage
-from agents.registry import Tool, all_tools, get_tool, offline_answer, offline_rules
+from agents.registry import (
+    Tool,
+    all_tools,
+    get_tool,
+    offline_answer,
+    offline_rules,
+    tool_claiming,
+)
 from agents.tool_labels import tool_label
 from agents.tools.offline_rules import ARITHMETIC
 from config.text import joined, reply_language, sentences, simplified
@@ -73,6 +80,9 @@ def _calls(request: ModelRequest, text: str) -> list[tuple[str, dict[str, Any]]]
     person = _person_asked(text, set(offered))
     if person is not None:  # "轉人工", "ask a human": staff first, whatever the topic
         return [person]
+    claimed = tool_claiming(text, set(offered))
+    if claimed is not None:  # a standing order ("every Monday have finance …") is the agent's
+        return [claimed]
     calls = _route(text, offered.get("delegate"))
     if not calls:
         calls = _plan_step(text, offered.get("delegate"), 0)

@@ -20,7 +20,7 @@ from agents.knowledge.tools import knowledge_tool_keys_for
 from agents.models import Agent
 from agents.providers import provider_for
 from agents.providers.base import ModelRequest, Usage, whole_answer
-from agents.registry import tools_for
+from agents.registry import tool_claiming, tools_for
 from delegation.models import Run
 from delegation.routing.learning import (
     Figure,
@@ -112,7 +112,7 @@ def routing_decide(given: RoutingInput) -> RoutingDecision:
         }
     if policy is not None:
         decision.policy = policy.name
-    if _person_first(decision, given):
+    if _person_first(decision, given) or _claimed_by_tool(decision, given):
         return _with_tools(decision, given)
     if policy is None:
         return _with_tools(decision, given)
@@ -185,6 +185,20 @@ def _person_first(decision: RoutingDecision, given: RoutingInput) -> bool:
     decision.reason = gettext(
         "The user asked for a person (“%(words)s”): staff are asked first, whatever the topic."
     ) % {"words": words}
+    return True
+
+
+def _claimed_by_tool(decision: RoutingDecision, given: RoutingInput) -> bool:
+    """Words a tool of the entry agent claims (a standing order: "每週一早上請財務 Agent 生成
+    週報告") stay with the entry agent, whatever department they name: no expert is asked
+    first (registry.tool_claiming)."""
+    claimed = tool_claiming(given.text, set(given.entry["tool_keys"]))  # no query unless one
+    if claimed is None or claimed[0] not in answering_tools(given, None):  # the user may use it
+        return False
+    decision.matched_rule = decision.matched_rule or f"tool:{claimed[0]}"
+    decision.reason = gettext(
+        "The words ask for the entry agent's own tool %(tool)s: no expert is asked first."
+    ) % {"tool": claimed[0]}
     return True
 
 

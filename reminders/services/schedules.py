@@ -9,15 +9,21 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext as _
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from agents.selectors import agent_usable_by
+from agents.tools.builtin import user_timezone
 from chat.channels.delivery import delivery_expect
 from chat.models import ChatSession
 from config.errors import AppError
 from delegation.turns import turn_start
+from reminders.dates import day_short_time
 from reminders.models import ScheduledPrompt
+from reminders.schedule_mail import scheduled_mail_expect
 from reminders.schedule_words import CronSpec
+from reminders.slots import last_slot, slot_key
 
 TASK_NAME = "reminders.run_scheduled_prompt"
 _IDS = uuid.UUID("5f0b8a4e-3c55-4d8e-9a43-6d1f7b0c2e91")  # namespace of scheduled message ids
@@ -79,43 +85,97 @@ def scheduled_prompt_delete(*, scheduled: ScheduledPrompt) -> None:
 
 
 def scheduled_prompt_run(*, scheduled_id: int, now: datetime) -> str:
-    """Send the prompt as the user to the agent in the schedule's session (created on the first
-    run); the answer streams and is saved like any turn. The message id is derived from the
-    minute, so a duplicated beat delivery starts nothing twice. Returns what happened."""
+    """Run the slot that came due last (beat's firing, or its catch-up of a slot missed while
+    it was down): send the prompt as the user to the agent in the schedule's session (created
+    on the first run); the answer streams and is saved like any turn. The schedule's row is
+    locked while it starts, and the message id is derived from the slot, so a duplicated or
+    repeated firing, on any host, starts nothing twice; a run more than
+    REMINDER_LATE_SECONDS after its slot says it is late. Returns what happened."""
+    with transaction.atomic():
+        scheduled = (
+            ScheduledPrompt.objects.select_for_update(of=("self",))
+            .select_related("user", "agent", "session", "crontab")
+            .filter(pk=scheduled_id)
+            .first()
+        )
+        if scheduled is None or not scheduled.enabled:
+            return "skipped"
+        slot = last_slot(crontab_spec(scheduled.crontab), str(scheduled.crontab.timezone), now)
+        if slot is None or slot < scheduled.created_at:
+            return "skipped"  # no slot came due since it exists
+        if scheduled.last_slot_at is not None and slot <= scheduled.last_slot_at:
+            return "duplicate"  # that slot ran: a repeated firing
+        late = (now - slot).total_seconds() > settings.REMINDER_LATE_SECONDS
+        text = _late_text(scheduled, slot) if late else scheduled.prompt
+        outcome = _start(scheduled, now, key=slot_key(slot), text=text)
+        if outcome in ("sent", "duplicate"):
+            ScheduledPrompt.objects.filter(pk=scheduled.pk).update(
+                last_slot_at=slot, last_run_late=late
+            )
+    return "late" if outcome == "sent" and late else outcome
+
+
+def scheduled_prompt_run_now(*, scheduled_id: int, now: datetime) -> str:
+    """Run it now, outside its schedule (admin's "run now"): once per minute, its slots
+    untouched. Returns what happened."""
     scheduled = (
         ScheduledPrompt.objects.select_related("user", "agent", "session")
         .filter(pk=scheduled_id)
         .first()
     )
-    if scheduled is None or not scheduled.enabled:
+    if scheduled is None:
         return "skipped"
+    return _start(scheduled, now, key=f"now:{now:%Y-%m-%dT%H:%M}", text=scheduled.prompt)
+
+
+def _start(scheduled: ScheduledPrompt, now: datetime, *, key: str, text: str) -> str:
+    """Start the turn of `key` (one message id per key: a repeat starts nothing) as the user,
+    in the schedule's session; "sent", "duplicate" or why not."""
     agent, user = scheduled.agent, scheduled.user
     if not agent.enabled or not agent_usable_by(agent=agent, user=user):
         return _record(scheduled, now, "agent_forbidden", f"{user} may not use agent {agent.name}.")
-    session = scheduled.session
-    if session is None or session.user_id != user.pk:
-        session = ChatSession.objects.create(
-            id=uuid.uuid4(), user=user, agent=agent, title=scheduled.name[:200]
-        )
-        ScheduledPrompt.objects.filter(pk=scheduled.pk).update(session=session)
-    elif session.agent_id != agent.pk:  # the admin switched agents: the session follows
-        ChatSession.objects.filter(pk=session.pk).update(agent=agent)
-    message_id = uuid.uuid5(_IDS, f"{scheduled.pk}:{now:%Y-%m-%dT%H:%M}")
+    session = _session_of(scheduled)
+    message_id = uuid.uuid5(_IDS, f"{scheduled.pk}:{key}")
     try:
         with transaction.atomic():  # the answer's way to the chat apps is known before it runs
             sent = turn_start(
                 user=user,
                 session_id=session.id,
                 message_id=message_id,
-                text=scheduled.prompt,
+                text=text,
                 origin="scheduled",  # the page labels it, instead of showing it as typed
             )
             if sent.run is not None and sent.created:  # (the answer to linked chat apps too)
                 delivery_expect(sent.run.id, notice=True)
+                if scheduled.by_email:  # (and by mail)
+                    scheduled_mail_expect(sent.run.id)
     except AppError as exc:  # e.g. the previous scheduled turn is still running
         return _record(scheduled, now, exc.code, exc.message)
     _record(scheduled, now, "sent", "")
     return "sent" if sent.created else "duplicate"
+
+
+def _session_of(scheduled: ScheduledPrompt) -> ChatSession:
+    """The schedule's chat session of its user, created on the first run; it follows the
+    schedule's agent when that changes."""
+    session, agent, user = scheduled.session, scheduled.agent, scheduled.user
+    if session is None or session.user_id != user.pk:
+        session = ChatSession.objects.create(
+            id=uuid.uuid4(), user=user, agent=agent, title=scheduled.name[:200]
+        )
+        ScheduledPrompt.objects.filter(pk=scheduled.pk).update(session=session)
+    elif session.agent_id != agent.pk:
+        ChatSession.objects.filter(pk=session.pk).update(agent=agent)
+    return session
+
+
+def _late_text(scheduled: ScheduledPrompt, slot: datetime) -> str:
+    """The prompt with a line saying the run is late and when it was due (in the user's
+    timezone and language), as late reminders say it."""
+    zone = user_timezone(scheduled.user)
+    with translation.override(scheduled.language or None):
+        line = _("(Run late: it was due %(due)s.)") % {"due": day_short_time(slot.astimezone(zone))}
+    return f"{scheduled.prompt}\n\n{line}"
 
 
 def _record(scheduled: ScheduledPrompt, now: datetime, outcome: str, message: str) -> str:

@@ -8,6 +8,7 @@ import { paintHumanWait } from "./humans.js";
 import { gettext, interpolate, ngettext } from "./i18n.js";
 import { loadedImage, safeUrl } from "./markdown.js";
 import { MarkdownStream } from "./markdown-stream.js";
+import { paintUndo } from "./undo.js";
 
 const STATUS_WORDS = {
   running: gettext("running"),
@@ -765,6 +766,7 @@ export class Transcript {
     setOpen(node, this.userToggled.get(id) ?? false);
     paintHumanWait(node, t); // a call waiting for a person (static/chat/humans.js)
     paintOpenUrl(node, t);
+    paintUndo(node, t); // an undo the result offers (static/chat/undo.js)
     return node;
   }
 

@@ -116,6 +116,11 @@ RULE_FIELDS = {
     ("POST", "/api/v1/evals/"): {"agent", "gate_agents", "user_groups", "name"},
     ("PATCH", "/api/v1/evals/"): {"agent", "gate_agents", "user_groups", "name"},
     ("GET", "/api/v1/usage/"): {"from", "to"},
+    # A schedule in words must say when (reminders.schedule_words), its agent must exist, and
+    # its text must be more than spaces.
+    ("POST", "/api/v1/schedules/"): {"agent", "schedule", "text"},
+    ("PUT", "/api/v1/schedules/"): {"agent", "schedule", "text"},
+    ("PATCH", "/api/v1/schedules/"): {"agent", "schedule", "text"},
 }
 
 

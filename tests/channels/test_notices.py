@@ -70,6 +70,11 @@ def test_a_reminder_is_a_direct_message_on_slack(slack):
     assert "thread_ts" not in message
 
 
+def made_before(scheduled: ScheduledPrompt, at: datetime) -> None:
+    """A schedule made weeks before `at`: a run then takes its slot (none before it existed)."""
+    ScheduledPrompt.objects.filter(pk=scheduled.pk).update(created_at=at - timedelta(days=30))
+
+
 def test_a_scheduled_prompts_answer_goes_to_the_linked_account_once_under_its_name(line):
     alice = make_user("alice")
     ChannelLink.objects.create(channel="line", external_id="U1111", user=alice)
@@ -80,7 +85,8 @@ def test_a_scheduled_prompts_answer_goes_to_the_linked_account_once_under_its_na
             name="每週報告", user=alice, agent=finance, prompt="6*7 是多少？", crontab=weekly
         )
     )
-    monday = datetime(2025, 6, 16, 0, 0, tzinfo=UTC)
+    monday = datetime(2025, 6, 16, 8, 0, tzinfo=UTC)  # its slot (the crontab's zone: UTC)
+    made_before(scheduled, monday)
     assert scheduled_prompt_run(scheduled_id=scheduled.pk, now=monday) == "sent"
     assert scheduled_prompt_run(scheduled_id=scheduled.pk, now=monday) == "duplicate"
     wait_until(lambda: line.pushes, what="the answer pushed to LINE")
@@ -99,6 +105,7 @@ def test_a_scheduled_prompts_answer_reaches_no_account_of_anyone_else(line):
             name="Weekly", user=alice, agent=finance, prompt="What is 6*7?", crontab=weekly
         )
     )
+    made_before(scheduled, timezone.now())
     scheduled_prompt_run(scheduled_id=scheduled.pk, now=timezone.now())
     wait_until(
         lambda: Run.objects.filter(parent=None, status="succeeded").exists(), what="the answer"

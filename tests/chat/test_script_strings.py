@@ -26,6 +26,7 @@ SCRIPTS = [
     "socket.js",
     "theme.js",
     "ui.js",
+    "undo.js",
     "voice.js",
 ]
 

@@ -20,7 +20,6 @@ from reminders.services.schedules import (
     scheduled_prompt_run,
     scheduled_prompt_save,
 )
-from reminders.tasks import run_scheduled_prompt
 from tests.factories import make_agent
 
 MONDAY_8 = datetime(2025, 6, 16, 0, 0, tzinfo=UTC)
@@ -42,7 +41,11 @@ def new_schedule(user, agent, crontab, **fields) -> ScheduledPrompt:
         crontab=crontab,
         **fields,
     )
-    return scheduled_prompt_save(scheduled=scheduled)
+    saved = scheduled_prompt_save(scheduled=scheduled)
+    # Made a month before the test's clock: its slots from then on are its own.
+    ScheduledPrompt.objects.filter(pk=saved.pk).update(created_at=MONDAY_8 - timedelta(days=30))
+    saved.refresh_from_db()
+    return saved
 
 
 def wait_for_runs(count: int, timeout: float = 10) -> list[Run]:
@@ -89,7 +92,9 @@ def test_a_run_asks_the_agent_in_the_users_session_and_the_answer_is_saved(user,
         scheduled_id=scheduled.pk, now=MONDAY_8 + timedelta(seconds=20)
     ) == ("duplicate")
     # Next week: the same session gets the next turn.
-    assert run_scheduled_prompt.run(scheduled.pk) == "sent"
+    assert scheduled_prompt_run(scheduled_id=scheduled.pk, now=MONDAY_8 + timedelta(days=7)) == (
+        "sent"
+    )
     runs = wait_for_runs(2)
     assert {r.session_id for r in runs} == {scheduled.session_id}
     assert ChatMessage.objects.filter(session=scheduled.session, role="user").count() == 2

@@ -17,6 +17,7 @@ from chat.channels.demo.store import demo_line_seed
 from delegation.evals.demo import evals_seed_demo
 from delegation.routing.models import Learning, RoutingPolicy
 from delegation.routing.seeds import routing_seed, routing_seed_demo_stats
+from reminders.demo import schedules_seed_demo
 from reminders.watches.demo import watches_seed_demo
 
 DEMO_USERS = [("admin", "admin", True), ("demo", "demo", False)]
@@ -52,6 +53,8 @@ class Command(BaseCommand):
         if options["users"] and settings.DEMO_LINE:
             account = demo_line_seed(username="demo")
             self.stdout.write(f"Demo LINE account of demo: {account} (/demo/line/)")
+        if options["users"] and (scheduled := schedules_seed_demo(username="demo")):
+            self.stdout.write(f"Demo schedule of demo: {scheduled.prompt} (/tasks/)")
         kbs = knowledge_seed_demo()
         self.stdout.write(f"Demo knowledge bases: {', '.join(kb.name for kb in kbs)}")
         if not RoutingPolicy.objects.filter(name="departments").exists():
