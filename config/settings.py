@@ -657,7 +657,7 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# --- Watches (docs/autonomy-watches.md) ----------------------------------------------------------
+# --- Watches (docs/autonomy.md) ----------------------------------------------------------
 WATCH_TICK_SECONDS = env.float("WATCH_TICK_SECONDS", default=30.0)  # how often due slots are read
 WATCH_LATE_SECONDS = env.int("WATCH_LATE_SECONDS", default=300)  # a check or notice later: late
 CELERY_BEAT_SCHEDULE["watch-tick"] = {
