@@ -5,31 +5,12 @@
 
 import { api } from "../chat/api.js";
 import { gettext, interpolate } from "../chat/i18n.js";
+import { button, el, say } from "./page.js";
 
 const section = document.getElementById("schedules-section");
 const base = section.dataset.api;
 const list = document.getElementById("schedules");
-const statusLine = document.getElementById("planner-status");
 const page = JSON.parse(document.getElementById("schedules-data").textContent);
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function button(text, className, onClick) {
-  const node = el("button", className, text);
-  node.type = "button";
-  node.addEventListener("click", onClick);
-  return node;
-}
-
-function say(text, isError = false) {
-  statusLine.textContent = text || "";
-  statusLine.dataset.error = isError ? "true" : "false";
-}
 
 function nextLine(item) {
   if (item.paused) return gettext("Paused: it does not run until you resume it.");

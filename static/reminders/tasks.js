@@ -5,34 +5,15 @@
 
 import { api } from "../chat/api.js";
 import { gettext, interpolate } from "../chat/i18n.js";
+import { button, el, say } from "./page.js";
 
 const root = document.getElementById("planner");
 const base = root.dataset.api;
-const statusLine = document.getElementById("planner-status");
 const lists = {
   upcoming: document.getElementById("upcoming"),
   overdue: document.getElementById("overdue"),
   done: document.getElementById("done"),
 };
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function button(text, className, onClick) {
-  const node = el("button", className, text);
-  node.type = "button";
-  node.addEventListener("click", onClick);
-  return node;
-}
-
-function say(text, isError = false) {
-  statusLine.textContent = text || "";
-  statusLine.dataset.error = isError ? "true" : "false";
-}
 
 function reminderLine(reminder) {
   if (!reminder) return gettext("No reminder");

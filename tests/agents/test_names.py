@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.loader import MigrationLoader
 from django.utils import translation
 
 from agents.mcp.models import McpServer
@@ -164,6 +165,8 @@ def test_the_migration_adds_empty_names_to_existing_rows():
     # back to 0006 and forward again cost a minute per pass.
     with scratch_database() as scratch:
         executor = MigrationExecutor(scratch)
+        # The original migrations, not the squash that replaces them in a new database.
+        executor.loader = MigrationLoader(scratch, replace_migrations=False)
         executor.migrate(before)
         old = executor.loader.project_state(before).apps.get_model("agents", "Agent")
         old.objects.using(scratch.alias).create(name="finance", display_name="Finance expert")

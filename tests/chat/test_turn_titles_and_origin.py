@@ -55,12 +55,13 @@ def test_first_message_names_the_chat_and_a_scheduled_prompt_says_so(user, entry
 
 @pytest.mark.django_db(transaction=True)
 def test_a_scheduled_run_sends_its_prompt_marked_as_scheduled(user, entry_agent, settings):
-    from datetime import UTC, datetime
-
+    from django.utils import timezone
     from django_celery_beat.models import CrontabSchedule
 
     from reminders.models import ScheduledPrompt
+    from reminders.schedule_words import CronSpec
     from reminders.services.schedules import scheduled_prompt_run, scheduled_prompt_save
+    from reminders.slots import next_slot
 
     settings.TASKS_RUN_SYNC = True
     crontab = CrontabSchedule.objects.create(minute="0", hour="8", day_of_week="1")
@@ -69,6 +70,8 @@ def test_a_scheduled_run_sends_its_prompt_marked_as_scheduled(user, entry_agent,
             name="Weekly", user=user, agent=entry_agent, prompt="what is 6*7?", crontab=crontab
         )
     )
-    assert scheduled_prompt_run(scheduled_id=scheduled.pk, now=datetime(2026, 1, 5, 8, tzinfo=UTC))
+    # Its first Monday 08:00 (UTC) after it was made: slots before it never run.
+    monday = next_slot(CronSpec(minute="0", hour="8", day_of_week="1"), "UTC", timezone.now())
+    assert scheduled_prompt_run(scheduled_id=scheduled.pk, now=monday)
     message = ChatMessage.objects.get(role="user")
     assert (message.content, message.origin) == ("what is 6*7?", "scheduled")
