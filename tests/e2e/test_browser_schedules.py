@@ -51,7 +51,8 @@ def test_asking_in_the_chat_confirms_with_undo_and_the_tasks_page_lists_it(
     assert "財務專家" in chip and "生成週報告" in chip and "09:00" in chip
     answer = page.locator(".msg.agent[data-status=completed] .body").last.inner_text()
     assert "財務專家" in answer
-    assert page.locator(f"{DONE_CHIP} .undo-btn").inner_text() == "Undo"
+    # The confirmation is in the language of the request, its button too.
+    assert page.locator(f"{DONE_CHIP} .undo-btn").inner_text() == "復原"
     screenshots(page, "autonomy-schedules-chat")
     scheduled = ScheduledPrompt.objects.get()
     assert scheduled.prompt == "生成週報告" and scheduled.agent.name == "finance"
