@@ -12,11 +12,14 @@ export class Drafts {
     this.current = null; // the storage key of the chat on screen
   }
 
-  /** Keep the draft of the chat being left and show the one of `sessionId` (null: new chat). */
+  /** Keep the draft of the chat being left and show the one of `sessionId` (null: new chat).
+   * At the page's start, what was typed before the scripts ran stays (an Enter pressed then
+   * only added a line: it is taken off, and nothing is sent that the user did not see sent). */
   switchTo(sessionId) {
+    const early = this.current === null ? this.box.value.replace(/\n+$/, "") : "";
     this.save();
     this.current = keyOf(sessionId);
-    this.box.value = stored(this.current) || "";
+    this.box.value = early.trim() ? early : stored(this.current) || "";
   }
 
   /** Remember what the composer holds now (an empty composer forgets the draft). */

@@ -172,3 +172,29 @@ def test_a_turn_whose_end_was_dropped_ends_on_the_page_when_it_goes_quiet(
     page.wait_for_timeout(2500)
     assert len(joins) == asked
     assert page.console_errors == []
+
+
+def test_what_is_typed_before_the_scripts_run_stays_in_the_composer(
+    alice_and_assistant, asgi_server, browser_page
+):
+    """A slow network: the page shows before its script runs, and the user types and presses
+    Enter. The script's start used to put the chat's saved draft (none) over it: the words were
+    lost. They stay, the early Enter's new line taken off, and nothing is sent unseen."""
+    page = browser_page
+    sign_in_as(page, asgi_server)
+    held = []
+    page.route("**/static/chat/main*.js", lambda route: held.append(route))
+    page.goto(asgi_server + "/", wait_until="commit")
+    page.wait_for_selector("#text")
+    page.fill("#text", "what is 6*7?")
+    page.keyboard.press("Enter")  # no script yet: the textarea takes a new line
+    page.wait_for_function("() => document.getElementById('text').value.endsWith('\\n')")
+    while not held:
+        page.wait_for_timeout(50)  # the script's request arrives
+    held[0].continue_()
+    page.wait_for_selector("#status[data-state=connected]")
+    assert page.input_value("#text") == "what is 6*7?"
+    assert page.locator(".msg.user").count() == 0
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg.agent[data-status=completed]:has-text('6*7 = 42.')")
+    assert page.console_errors == []
