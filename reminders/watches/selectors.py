@@ -66,7 +66,7 @@ def _seen(watch: Watch, muted: bool, now: datetime) -> UserWatch:
     return UserWatch(
         id=watch.pk,
         name=watch.name,
-        expert=watch.agent.display_name or watch.agent.name,
+        expert=watch.agent.name_in(),  # in the active language, as the chat names experts
         check=watch.prompt,
         schedule=watch_words(watch),
         next_run_at=watch_next_run(watch, now),

@@ -74,7 +74,7 @@ def entry_decision(*, check: WatchCheck, finding: Finding) -> Decision:
     """The entry agent's choice of whom to tell, from the watch's route and the finding's
     severity (deterministic, explained: the same on the offline model and a real one)."""
     try:
-        agent = agent_entry_for(user=check.user).display_name
+        agent = agent_entry_for(user=check.user).name_in()
     except AppError:
         agent = _("The assistant")
     route = check.watch.route
