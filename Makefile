@@ -61,15 +61,18 @@ test: test-embedded test-distributed  ## set up and run every test: SQLite pass,
 # Two workers (pytest-xdist): each has its own SQLite file, Postgres test database and Redis db.
 TEST_WORKERS ?= 2
 
-# Browser tests run after the rest, two modules at a time (`--dist loadfile`: a module shares
+# Browser tests run after the rest, a module at a time per worker (`--dist loadfile`: it shares
 # one chromium). One run of both with `--dist loadfile` ended with browser modules on one
 # worker while the other idled (about 5 minutes longer in CI); `loadgroup` does not group
 # under pytest 9.
 BROWSER_TESTS := tests/*/*browser*.py
+# Browser tests mostly wait (on chromium, a server, a poll): three at a time on two cores took
+# the 69 of 2026-11-28 from 7:08 to 6:19 (four: 5:55, with a test race it exposed, since fixed).
+BROWSER_WORKERS ?= 3
 
 test-embedded: install
 	$(BIN)/pytest -m "not distributed" -n $(TEST_WORKERS) --ignore-glob='*browser*.py'
-	$(BIN)/pytest -m "not distributed" -n $(TEST_WORKERS) --dist loadfile $(BROWSER_TESTS)
+	$(BIN)/pytest -m "not distributed" -n $(BROWSER_WORKERS) --dist loadfile $(BROWSER_TESTS)
 
 test-distributed: install
 	PG_URL=$(PG_URL) TEST_WORKERS=$(TEST_WORKERS) bin/test-distributed

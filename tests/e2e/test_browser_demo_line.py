@@ -75,4 +75,7 @@ def test_an_unknown_account_gets_a_link_to_confirm(demo_server, browser_page):
     page.click("form button[type=submit]")
     page.wait_for_url("**/channels/links/")  # confirmed: the list of linked accounts
     page.goto(demo_server.url + "/demo/line/")
+    # The phone shows its history a moment after the page: counted before that, the bot's
+    # earlier note would read as the answer to the next message.
+    page.locator(".bubble.me", has_text="hello").wait_for()
     assert "4" in write(page, "what is 2+2?")
