@@ -15,12 +15,14 @@ from django.test import Client
 from agents.demo import seed_demo_agents
 from chat.consumers import page_language
 from chat.models import ChatMessage
+from chat.services import preference_set_timezone
 from config.text import reply_language
 from delegation.humans.decisions import item_decide
 from delegation.humans.models import InboxItem
 from delegation.models import Run, RunStatus
 from delegation.runs.ending import failure_message_id, run_end_elsewhere, run_failure
 from delegation.turns import turn_start
+from tests.clock import before_saturday_noon
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 
@@ -56,6 +58,7 @@ def test_the_reply_language_is_the_messages_else_the_pages(text, page, expected)
 def test_a_chinese_errand_is_answered_in_chinese_by_every_expert(user, settings):
     settings.TASKS_RUN_SYNC = True
     seed_demo_agents()
+    preference_set_timezone(user=user, timezone_name=before_saturday_noon())
     sent = turn_start(
         user=user, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text="周末早上去机场接人"
     )
@@ -174,6 +177,7 @@ def test_the_readmes_examples_work_offline_in_both_languages(settings, text, exp
     settings.DEBUG = True  # --users refuses otherwise
     call_command("seed_demo", "--users", stdout=StringIO())
     demo = get_user_model().objects.get(username="demo")
+    preference_set_timezone(user=demo, timezone_name=before_saturday_noon())
     sent = turn_start(user=demo, session_id=uuid.uuid4(), message_id=uuid.uuid4(), text=text)
     root = city_answered(Run.objects.get(pk=sent.run.id), "Shanghai")  # the errands ask it
     assert root.status == RunStatus.SUCCEEDED

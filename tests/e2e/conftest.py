@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from config.celery_app import app
+from tests.clock import before_saturday_noon
 from tests.databases import child_database_url
 from tests.postgres import other_sessions_closed
 from tests.server_logs import ROOT, follow_log, log_file, output_path
@@ -318,8 +319,18 @@ def shared_chromium(args: list[str]) -> Iterator[_Chromium]:
 def browser_page(chromium: _Chromium) -> Iterator[object]:
     """A page in a fresh browser context (nothing carried over from another test); every context
     the test opened on the browser is closed afterwards."""
+    yield from _page(chromium)
+
+
+@pytest.fixture
+def errand_page(chromium: _Chromium) -> Iterator[object]:
+    """`browser_page`, its clock in a zone where Saturday morning is still to come."""
+    yield from _page(chromium, timezone_id=before_saturday_noon())
+
+
+def _page(chromium: _Chromium, **options: Any) -> Iterator[object]:
     browser = chromium.get()
-    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    context = browser.new_context(viewport={"width": 1100, "height": 760}, **options)
     page = context.new_page()
     page.console_errors = []
     page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))

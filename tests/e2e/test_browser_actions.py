@@ -155,10 +155,10 @@ def demo_team(db):
 
 
 def test_suggestions_send_thinking_shows_and_planner_chips_read_well(
-    demo_team, start_asgi_server, browser_page
+    demo_team, start_asgi_server, errand_page
 ):
     server = start_asgi_server(OFFLINE_MODEL_DELAY_MS="60")
-    page = browser_page
+    page = errand_page
     sign_in_as(page, server.url)
     chips = page.locator("#empty .chip").all_inner_texts()
     assert chips == [

@@ -75,10 +75,10 @@ def alice_and_the_demo_team(db):
 
 
 def test_a_chinese_errand_is_answered_in_chinese_through_every_expert(
-    alice_and_the_demo_team, asgi_server, browser_page
+    alice_and_the_demo_team, asgi_server, errand_page
 ):
     """Tool messages, dates and the offline model in the words' language, on an English page."""
-    page = browser_page
+    page = errand_page
     sign_in_as(page, asgi_server)
     assert page.get_attribute("html", "lang") == "en"
     page.fill("#text", "周末早上去机场接人")

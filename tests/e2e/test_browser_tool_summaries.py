@@ -49,9 +49,9 @@ def test_a_tool_chip_reads_as_a_sentence_with_the_raw_call_one_click_away(
 
 @pytest.mark.parametrize("choice", ["Save it anyway", "Don't save"])
 def test_a_clash_asks_with_buttons_and_either_choice_finishes_the_turn(
-    planner, asgi_server, browser_page, choice
+    planner, asgi_server, errand_page, choice
 ):
-    page = browser_page
+    page = errand_page
     sign_in_as(page, asgi_server)
     page.fill("#text", ERRAND)
     page.keyboard.press("Enter")
