@@ -15,6 +15,13 @@ export function button(text, className, onClick) {
   return node;
 }
 
+/** A labelled form field: the label's text, then the input. */
+export function field(label, input) {
+  const wrap = el("label", "field");
+  wrap.append(el("span", "", label), input);
+  return wrap;
+}
+
 /** Say something in the status line (an error is marked so it reads as one). */
 export function say(text, isError = false) {
   const statusLine = document.getElementById("planner-status");

@@ -5,7 +5,7 @@
 
 import { api } from "../chat/api.js";
 import { gettext, interpolate } from "../chat/i18n.js";
-import { button, el, say } from "./page.js";
+import { button, el, field, say } from "./page.js";
 
 const section = document.getElementById("schedules-section");
 const base = section.dataset.api;
@@ -48,12 +48,6 @@ function render(item) {
   );
   card.append(actions);
   return card;
-}
-
-function field(label, input) {
-  const wrap = el("label", "field");
-  wrap.append(el("span", "", label), input);
-  return wrap;
 }
 
 function textInput(value, name, max) {

@@ -5,7 +5,7 @@
 
 import { api } from "../chat/api.js";
 import { gettext, interpolate } from "../chat/i18n.js";
-import { button, el, say } from "./page.js";
+import { button, el, field, say } from "./page.js";
 
 const root = document.getElementById("planner");
 const base = root.dataset.api;
@@ -72,12 +72,6 @@ function render(item) {
   }
   card.append(actions);
   return card;
-}
-
-function field(label, input) {
-  const wrap = el("label", "field");
-  wrap.append(el("span", "", label), input);
-  return wrap;
 }
 
 function input(type, value, name) {
